@@ -1,0 +1,5 @@
+"""Entry point for `python -m oomtrace`."""
+
+from oomtrace.cli import main
+
+main()

@@ -1,0 +1,250 @@
+"""The `oomtrace` command: builds sources and a format, maps errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import IO, Any
+
+import click
+from dateutil import tz as dateutil_tz
+from dateutil.parser import ParserError
+from dateutil.parser import parse as parse_date
+from rich.console import Console
+
+from oomtrace import __version__
+from oomtrace.analyze import analyze
+from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, UsageError
+from oomtrace.formats import FORMATS
+from oomtrace.formats.base import Format
+from oomtrace.model import Analysis
+from oomtrace.sanitize import inert
+from oomtrace.sources.base import Source
+from oomtrace.sources.dmesg import RingBuffer
+from oomtrace.sources.textfile import KernelLogFile
+from oomtrace.story import find_deaths, tell
+from oomtrace.units import clock
+
+EXAMPLE_FIXTURE = "fixtures/seed000_llama_server_gb10/kernel.log"
+
+
+class _Group(click.Group):
+    """Turns every error into one line on stderr and a documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OomtraceError as error:
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            click.echo(f"oomtrace: error: {inert(str(error))}", err=True)
+            ctx.exit(int(error.exit_code))
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except BrokenPipeError:
+            # `oomtrace list | head`: the reader left; nothing more to say.
+            sys.stderr.close()
+            ctx.exit(0)
+        except Exception as error:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(
+                f"oomtrace: error: internal error: {inert(repr(error))} (rerun with --debug and "
+                "report it with the input that caused it)",
+                err=True,
+            )
+            ctx.exit(int(ExitCode.USAGE))
+
+
+@click.group(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=f"""Examples:
+
+\b
+  oomtrace why llama-server                 # this machine's kernel ring buffer
+  oomtrace why llama-server -k {EXAMPLE_FIXTURE}
+  journalctl -k -b -1 | oomtrace list -k -   # the boot that crashed
+  oomtrace list -k /var/log/kern.log --format json | jq '.episodes[].victim'
+
+Exit codes: 0 done, 1 `why` found no record, 2 usage error or unreadable input.""",
+)
+@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+@click.version_option(__version__, prog_name="oomtrace")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Find the kernel's OOM kills in its logs and tell why a process died."""
+    ctx.obj = {"debug": debug}
+
+
+@dataclass(frozen=True)
+class _Settings:
+    kernel_logs: tuple[str, ...]
+    zone: tzinfo
+    boot_time: datetime | None
+    year: int | None
+    format: str
+    output: str | None
+
+
+def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--kernel-log",
+            "-k",
+            "kernel_logs",
+            multiple=True,
+            metavar="FILE",
+            help="A saved kernel log (dmesg, journalctl text or -o json, kern.log; .gz/.xz/.bz2); "
+            "repeatable; - reads standard input. Default: this machine's `dmesg`.",
+        ),
+        click.option(
+            "--tz",
+            "zone_name",
+            metavar="ZONE",
+            help="Zone for stamps printed without one (syslog, dmesg -T), e.g. UTC or "
+            "Europe/Berlin. Default: this machine's.",
+        ),
+        click.option(
+            "--boot-time",
+            metavar="TIME",
+            help="When the machine booted (e.g. '2026-11-14 08:00:03'): turns [seconds] stamps "
+            "into wall-clock times.",
+        ),
+        click.option(
+            "--year",
+            type=int,
+            help="Year for syslog stamps, which print none. Default: the file's modification year.",
+        ),
+        click.option(
+            "--format",
+            "-f",
+            "output_format",
+            type=click.Choice(sorted(FORMATS)),
+            default="text",
+            show_default=True,
+            help="Report format.",
+        ),
+        click.option("--output", "-o", metavar="FILE", help="Write the report here instead of stdout."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _settings(
+    kernel_logs: tuple[str, ...],
+    zone_name: str | None,
+    boot_time: str | None,
+    year: int | None,
+    output_format: str,
+    output: str | None,
+) -> _Settings:
+    zone: tzinfo | None = dateutil_tz.tzlocal()
+    if zone_name:
+        zone = dateutil_tz.gettz(zone_name)
+        if zone is None:
+            raise UsageError(f"unknown time zone {zone_name!r}", hint="use a name like UTC or Europe/Berlin")
+    assert zone is not None
+    boot = None
+    if boot_time:
+        try:
+            boot = parse_date(boot_time)
+        except (ParserError, ValueError, OverflowError):
+            raise UsageError(
+                f"cannot read --boot-time {boot_time!r}", hint="use a form like '2026-11-14 08:00:03'"
+            ) from None
+        if boot.tzinfo is None:
+            boot = boot.replace(tzinfo=zone)
+    return _Settings(kernel_logs, zone, boot, year, output_format, output)
+
+
+def _sources(settings: _Settings) -> list[Source]:
+    if not settings.kernel_logs:
+        return [RingBuffer(settings.zone)]
+    return [
+        KernelLogFile(path, settings.zone, settings.year, settings.boot_time) for path in settings.kernel_logs
+    ]
+
+
+def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
+    stream: IO[str]
+    if settings.output:
+        try:
+            stream = open(settings.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as error:
+            raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
+    else:
+        stream = sys.stdout
+    try:
+        console = Console(file=stream, highlight=False)
+        draw(FORMATS[settings.format](console))
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+
+
+@cli.command(
+    "list",
+    epilog=f"""Examples:
+
+\b
+  oomtrace list
+  oomtrace list -k {EXAMPLE_FIXTURE} --tz UTC
+  oomtrace list -k /var/log/kern.log -k /var/log/kern.log.1 --format json""",
+)
+@_source_options
+def list_command(**options: Any) -> None:
+    """Every OOM kill in the input, one line each."""
+    settings = _settings(**options)
+    analysis = analyze(_sources(settings))
+    _render(settings, lambda fmt: fmt.list_episodes(analysis))
+
+
+@cli.command(
+    "why",
+    epilog=f"""NAME may be the name as you know it: the kernel keeps 15 characters,
+so `why dashboard-service` finds `dashboard-servi`.
+
+Examples:
+
+\b
+  oomtrace why llama-server
+  oomtrace why llama-server -k {EXAMPLE_FIXTURE} --tz UTC
+  oomtrace why 1966928 -k kern.log --format json""",
+)
+@click.argument("name")
+@click.option("--all", "every", is_flag=True, help="Every death of NAME, not only the latest.")
+@_source_options
+def why_command(name: str, every: bool, **options: Any) -> None:
+    """Why NAME (a process name or pid) died: when, who killed it, why it, what warned first."""
+    settings = _settings(**options)
+    analysis = analyze(_sources(settings))
+    deaths = find_deaths(analysis, name)
+    if not deaths:
+        _render(settings, lambda fmt: fmt.not_found(analysis, name))
+        raise NotFoundError(_not_found_message(analysis, name))
+    chosen = deaths if every else deaths[-1:]
+    stories = [tell(analysis, episode, name) for episode in chosen]
+    _render(settings, lambda fmt: fmt.why(analysis, stories))
+
+
+def _not_found_message(analysis: Analysis, name: str) -> str:
+    names = ", ".join(s.name for s in analysis.sources)
+    firsts = [s.first for s in analysis.sources if s.first is not None]
+    lasts = [s.last for s in analysis.sources if s.last is not None]
+    span = f" ({clock(firsts[0])} to {clock(lasts[-1])})" if firsts and lasts else ""
+    victims = [f"{e.victim.comm} (pid {e.victim.pid})" for e in analysis.episodes if e.victim]
+    if victims:
+        shown = ", ".join(dict.fromkeys(victims[-10:]))
+        others = f"; OOM victims in it: {shown}"
+    else:
+        others = "; it holds no OOM kills at all"
+    return f"no OOM kill of {name!r} in {names}{span}{others}"
+
+
+def main() -> None:
+    cli(prog_name="oomtrace")

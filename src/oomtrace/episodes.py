@@ -1,0 +1,728 @@
+"""Events → OOM episodes, collapsed warnings and incidents (a pure, streaming state machine)."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from oomtrace import events as ev
+from oomtrace.model import (
+    Analysis,
+    Chosen,
+    Episode,
+    Frame,
+    Incident,
+    KernelWarning,
+    MemcgCounter,
+    Moment,
+    Reap,
+    SourceSummary,
+    Trigger,
+    Unparsed,
+    Victim,
+    Zone,
+)
+from oomtrace.parse import split_task_row
+from oomtrace.records import Record, Stamp
+
+# Kills closer together than this are one incident (the kernel often kills several
+# processes within seconds when one kill does not free enough).
+BURST_GAP_S = 60.0
+# How far before an incident a warning may be and still count as its warning.
+LOOKBACK_S = 3600.0
+# Repeats of one warning further apart than this start a new run.
+REPEAT_GAP_S = 3600.0
+# A report body line this long after the report's last line belongs to another report.
+REPORT_GAP_S = 120.0
+MAX_RAW_LINES = 4000
+MAX_FRAMES = 64
+MAX_UNPARSED_KEPT = 50
+# Lines that surely belong to an OOM report even when its header was cut off.
+_STRONG = (ev.OomKillSummary, ev.TaskInMemcg, ev.TasksHeader, ev.KillChosen, ev.Killed)
+_BODY = (
+    ev.CpusetLine,
+    ev.TaskLine,
+    ev.HardwareName,
+    ev.CallFrame,
+    ev.MemInfoHeader,
+    ev.Counters,
+    ev.ZoneLine,
+    ev.NodeLine,
+    ev.SwapLine,
+    ev.PagesLine,
+    ev.TaskRow,
+    ev.MemcgUsage,
+    ev.MemcgStatsHeader,
+    ev.MemcgStat,
+)
+_CONSTRAINTS = {
+    "CONSTRAINT_NONE": "global",
+    "CONSTRAINT_MEMCG": "memcg",
+    "CONSTRAINT_CPUSET": "cpuset",
+    "CONSTRAINT_MEMORY_POLICY": "mempolicy",
+}
+_OOM_WORDS = ("invoked oom-killer", "Killed process", "oom-kill:", "ill process")
+
+
+@dataclass
+class _Draft:
+    """An episode while its report is still being read."""
+
+    seq: int
+    source: str
+    host: str | None
+    first_stamp: Stamp
+    last_stamp: Stamp
+    first_line: int
+    last_line: int
+    header: ev.OomInvoked | None = None
+    events: list[ev.Event] = field(default_factory=list)
+    kill: ev.Killed | None = None
+    kill_seq: int = 0
+    chosen: ev.KillChosen | None = None
+    reap: tuple[ev.Reaped, int] | None = None
+    suppressed: int = 0
+    raw_lines: list[str] = field(default_factory=list)
+
+    def add(self, event: ev.Event, seq: int) -> None:
+        record = event.record
+        self.events.append(event)
+        self.last_stamp = record.stamp
+        self.last_line = record.line_no
+        if len(self.raw_lines) < MAX_RAW_LINES and (
+            not self.raw_lines or self.raw_lines[-1] is not record.raw
+        ):
+            self.raw_lines.append(record.raw)
+
+
+@dataclass
+class _Run:
+    """A warning run while it may still grow."""
+
+    event: ev.EarlyWarning
+    first: Moment
+    last: Moment
+    count: int
+
+
+class EpisodeBuilder:
+    """Feed it every record (with its parsed event, if any) in input order; then `finish()`."""
+
+    def __init__(self) -> None:
+        self._seq = 0
+        self._current: _Draft | None = None
+        self._closed: list[_Draft] = []
+        self._recent: deque[_Draft] = deque(maxlen=32)
+        self._pending: deque[ev.Event] = deque(maxlen=4000)
+        self._suppressed = 0
+        self._runs: list[_Run] = []
+        self._open_runs: dict[tuple[str | None, str, str], _Run] = {}
+        self._offsets: dict[tuple[str, int], datetime] = {}
+        self._sources: dict[str, dict[str, object]] = {}
+        self._moments: list[tuple[str, Stamp, int, int]] = []
+        self._unparsed: list[Unparsed] = []
+        self._unparsed_count = 0
+
+    # ---- input -------------------------------------------------------------------
+
+    def begin_source(self, name: str, kind: str, boot_time: datetime | None = None) -> None:
+        """Start reading a source; `boot_time` converts its uptimes to wall time."""
+        self._close_current()
+        self._sources[name] = {"kind": kind, "records": 0, "first": None, "last": None}
+        if boot_time is not None:
+            self._offsets[(name, 0)] = boot_time
+
+    def feed(self, record: Record, event: ev.Event | None) -> None:
+        self._seq += 1
+        self._note_span(record)
+        if event is None:
+            if record.is_kernel and any(word in record.message for word in _OOM_WORDS):
+                self._note_unparsed(record)
+            return
+        if isinstance(event, ev.EarlyWarning):
+            self._warning(event)
+            if event.kind == "page-allocation-failure":
+                # Its own Mem-Info dump follows: not part of any OOM report.
+                self._pending.clear()
+        elif isinstance(event, ev.OomInvoked):
+            self._close_current()
+            self._open(event, header=event)
+        elif isinstance(event, ev.Killed):
+            self._killed(event)
+        elif isinstance(event, ev.Reaped):
+            self._reaped(event)
+        elif isinstance(event, ev.CallbacksSuppressed):
+            self._suppressed += event.count
+        elif isinstance(event, (ev.NoKillable, ev.OomPanic)):
+            draft = self._current or self._open(event, header=None)
+            draft.add(event, self._seq)
+        elif isinstance(event, (*_STRONG, *_BODY)):
+            self._body(event)
+
+    # ---- report assembly ----------------------------------------------------------
+
+    def _open(self, event: ev.Event, header: ev.OomInvoked | None) -> _Draft:
+        record = event.record
+        draft = _Draft(
+            seq=self._seq,
+            source=record.source,
+            host=record.host,
+            first_stamp=record.stamp,
+            last_stamp=record.stamp,
+            first_line=record.line_no,
+            last_line=record.line_no,
+            header=header,
+        )
+        if header is None:
+            # A report whose header was cut: take the body lines just before it.
+            for earlier in self._pending:
+                gap = _seconds(earlier.record.stamp, record.stamp)
+                if gap is not None and abs(gap) > REPORT_GAP_S:
+                    continue
+                if earlier.record.source == record.source:
+                    if not draft.events:
+                        draft.first_stamp = earlier.record.stamp
+                        draft.first_line = earlier.record.line_no
+                    draft.add(earlier, self._seq)
+            draft.suppressed = self._suppressed
+        else:
+            draft.add(header, self._seq)
+        self._pending.clear()
+        self._suppressed = 0
+        self._current = draft
+        return draft
+
+    def _body(self, event: ev.Event) -> None:
+        draft = self._current
+        if draft is not None and (draft.kill is not None or draft.source != event.record.source):
+            draft = None
+        if draft is not None:
+            gap = _seconds(draft.last_stamp, event.record.stamp)
+            if gap is not None and gap > REPORT_GAP_S:
+                self._close_current()
+                draft = None
+        if draft is None:
+            if isinstance(event, _STRONG):
+                self._close_current()
+                draft = self._open(event, header=None)
+            else:
+                self._pending.append(event)
+                return
+        if isinstance(event, ev.KillChosen):
+            if draft.chosen is not None:
+                self._close_current()
+                draft = self._open(event, header=None)
+            draft.chosen = event
+        draft.add(event, self._seq)
+
+    def _killed(self, event: ev.Killed) -> None:
+        draft = self._current
+        if draft is None or draft.kill is not None or draft.source != event.record.source:
+            self._close_current()
+            draft = self._open(event, header=None)
+        else:
+            gap = _seconds(draft.last_stamp, event.record.stamp)
+            if gap is not None and gap > REPORT_GAP_S:
+                self._close_current()
+                draft = self._open(event, header=None)
+        draft.add(event, self._seq)
+        draft.kill = event
+        draft.kill_seq = self._seq
+
+    def _reaped(self, event: ev.Reaped) -> None:
+        candidates = [self._current] if self._current else []
+        candidates += reversed(self._recent)
+        for draft in candidates:
+            if draft is not None and draft.kill is not None and draft.kill.pid == event.pid:
+                if draft.reap is None:
+                    draft.reap = (event, self._seq)
+                    draft.add(event, self._seq)
+                return
+
+    def _close_current(self) -> None:
+        if self._current is not None:
+            self._closed.append(self._current)
+            self._recent.append(self._current)
+            self._current = None
+
+    # ---- warnings ---------------------------------------------------------------
+
+    def _warning(self, event: ev.EarlyWarning) -> None:
+        key = (event.record.host, event.kind, event.key)
+        moment = self._moment(event.record, self._seq)
+        run = self._open_runs.get(key)
+        if run is not None:
+            gap = _moment_gap(run.last, moment)
+            if gap is None or gap <= REPEAT_GAP_S:
+                run.last = moment
+                run.count += 1
+                return
+        run = _Run(event, moment, moment, 1)
+        self._runs.append(run)
+        self._open_runs[key] = run
+
+    # ---- bookkeeping --------------------------------------------------------------
+
+    def _note_span(self, record: Record) -> None:
+        info = self._sources.setdefault(
+            record.source, {"kind": "file", "records": 0, "first": None, "last": None}
+        )
+        info["records"] = int(info["records"]) + 1  # type: ignore[call-overload]
+        stamp = record.stamp
+        if stamp.wall is None and stamp.uptime is None:
+            return
+        if stamp.wall is not None and stamp.uptime is not None:
+            self._offsets.setdefault(
+                (record.source, stamp.boot), stamp.wall - timedelta(seconds=stamp.uptime)
+            )
+        if info["first"] is None:
+            info["first"] = (record, self._seq)
+        info["last"] = (record, self._seq)
+
+    def _note_unparsed(self, record: Record) -> None:
+        self._unparsed_count += 1
+        if len(self._unparsed) < MAX_UNPARSED_KEPT:
+            self._unparsed.append(Unparsed(record.source, record.line_no, record.message))
+
+    def _moment(self, record: Record, seq: int) -> Moment:
+        stamp = record.stamp
+        return Moment(
+            time=stamp.wall,
+            uptime_s=stamp.uptime,
+            raw=stamp.raw,
+            source=record.source,
+            line=record.line_no,
+            boot=stamp.boot,
+            seq=seq,
+        )
+
+    def _resolve(self, moment: Moment) -> Moment:
+        """Fill a wall time from uptime once the boot time of that source is known."""
+        if moment.time is not None or moment.uptime_s is None:
+            return moment
+        boot = self._offsets.get((moment.source, moment.boot))
+        if boot is None:
+            return moment
+        time = boot + timedelta(seconds=moment.uptime_s)
+        return Moment(time, moment.uptime_s, moment.raw, moment.source, moment.line, moment.boot, moment.seq)
+
+    # ---- output -----------------------------------------------------------------
+
+    def finish(self) -> Analysis:
+        self._close_current()
+        drafts = [d for d in self._closed if d.events]
+        episodes = [self._freeze(i + 1, d) for i, d in enumerate(self._order(drafts))]
+        warnings = [
+            KernelWarning(
+                kind=r.event.kind,
+                key=r.event.key,
+                text=r.event.text,
+                first=self._resolve(r.first),
+                last=self._resolve(r.last),
+                count=r.count,
+                host=r.event.record.host,
+            )
+            for r in self._runs
+        ]
+        incidents = _incidents(episodes, warnings)
+        sources = tuple(self._source_summary(name, info) for name, info in self._sources.items())
+        return Analysis(
+            episodes=tuple(episodes),
+            warnings=tuple(warnings),
+            incidents=tuple(incidents),
+            sources=sources,
+            unparsed=tuple(self._unparsed),
+            unparsed_count=self._unparsed_count,
+        )
+
+    def _source_summary(self, name: str, info: dict[str, object]) -> SourceSummary:
+        def moment(value: object) -> Moment | None:
+            if not isinstance(value, tuple):
+                return None
+            record, seq = value
+            return self._resolve(self._moment(record, seq))
+
+        return SourceSummary(
+            name=name,
+            kind=str(info["kind"]),
+            records=int(info["records"]),  # type: ignore[call-overload]
+            first=moment(info["first"]),
+            last=moment(info["last"]),
+        )
+
+    def _order(self, drafts: list[_Draft]) -> list[_Draft]:
+        """Input order, or time order when every episode has a wall time (merged sources)."""
+        moments = [self._resolve(self._draft_moment(d)) for d in drafts]
+        if all(m.time is not None for m in moments):
+            paired = sorted(zip(moments, drafts, strict=True), key=lambda p: (p[0].time, p[0].seq))
+            return [d for _, d in paired]
+        return drafts
+
+    def _draft_moment(self, draft: _Draft) -> Moment:
+        if draft.kill is not None:
+            return self._moment(draft.kill.record, draft.kill_seq)
+        first = draft.events[0].record
+        return self._moment(first, draft.seq)
+
+    def _freeze(self, number: int, draft: _Draft) -> Episode:
+        return _Freezer(draft, self).episode(number)
+
+
+_E = TypeVar("_E", bound=ev.Event)
+
+
+class _Freezer:
+    """Turns a draft's events into an Episode: the per-field rules live here."""
+
+    def __init__(self, draft: _Draft, builder: EpisodeBuilder) -> None:
+        self.draft = draft
+        self.builder = builder
+        self.by_type: dict[type, list[ev.Event]] = {}
+        for event in draft.events:
+            self.by_type.setdefault(type(event), []).append(event)
+
+    def first(self, kind: type[_E]) -> _E | None:
+        found = self.all(kind)
+        return found[0] if found else None
+
+    def all(self, kind: type[_E]) -> list[_E]:
+        return self.by_type.get(kind, [])  # type: ignore[return-value]
+
+    def episode(self, number: int) -> Episode:
+        draft = self.draft
+        task_line = self.first(ev.TaskLine)
+        summary = self.first(ev.OomKillSummary)
+        task_in = self.first(ev.TaskInMemcg)
+        columns, tasks = self.tasks()
+        constraint, constraint_from = self.constraint(summary, task_in)
+        memcg, task_memcg = self.memcgs(summary, task_in)
+        mem_info = self.mem_info()
+        pages = {e.kind: e.count for e in self.all(ev.PagesLine)}
+        zones = tuple(Zone(e.node, e.zone, dict(e.values_kb)) for e in self.all(ev.ZoneLine))
+        victim = self.victim(summary, tasks)
+        page_size_kb, page_size_from = _page_size(victim, tasks, mem_info, zones)
+        stats_header = self.first(ev.MemcgStatsHeader)
+        kernel = task_line.kernel if isinstance(task_line, ev.TaskLine) else None
+        return Episode(
+            id=number,
+            killer="kernel",
+            moment=self.builder._resolve(self.builder._draft_moment(draft)),
+            began=self.builder._resolve(self.builder._moment(draft.events[0].record, draft.seq)),
+            host=draft.host,
+            trigger=self.trigger(task_line),
+            constraint=constraint,
+            constraint_from=constraint_from,
+            memcg=memcg,
+            task_memcg=task_memcg,
+            victim=victim,
+            chosen=Chosen(draft.chosen.pid, draft.chosen.comm, draft.chosen.score) if draft.chosen else None,
+            task_columns=columns,
+            tasks=tuple(tasks),
+            kernel=kernel,
+            hardware=h.name if isinstance(h := self.first(ev.HardwareName), ev.HardwareName) else None,
+            call_trace=tuple(
+                Frame(e.function, e.module, e.reliable) for e in self.all(ev.CallFrame)[:MAX_FRAMES]
+            ),
+            mem_info=mem_info,
+            zones=zones,
+            node_counters={e.node: dict(e.values_kb) for e in self.all(ev.NodeLine)},
+            swap_total_kb=self.swap("total"),
+            swap_free_kb=self.swap("free"),
+            pages=pages,
+            page_size_kb=page_size_kb,
+            page_size_from=page_size_from,
+            memcg_usage=tuple(
+                MemcgCounter(e.kind, e.usage_kb, e.limit_kb, e.failcnt) for e in self.all(ev.MemcgUsage)
+            ),
+            memcg_stats_path=stats_header.path if isinstance(stats_header, ev.MemcgStatsHeader) else None,
+            memcg_stats=self.memcg_stats(stats_header),
+            reaped=self.reap(),
+            no_killable=bool(self.all(ev.NoKillable)),
+            panic=p.text if isinstance(p := self.first(ev.OomPanic), ev.OomPanic) else None,
+            suppressed_reports=draft.suppressed,
+            missing=self.missing(summary, kernel),
+            lines=(draft.first_line, draft.last_line),
+            raw_lines=tuple(draft.raw_lines),
+        )
+
+    def trigger(self, task_line: ev.Event | None) -> Trigger | None:
+        header = self.draft.header
+        if header is None:
+            return None
+        cpuset = self.first(ev.CpusetLine)
+        summary = self.first(ev.OomKillSummary)
+        pid = uid = None
+        if isinstance(task_line, ev.TaskLine):
+            pid, uid = task_line.pid, task_line.uid
+        cpuset_value = cpuset.cpuset if isinstance(cpuset, ev.CpusetLine) else None
+        mems = cpuset.mems_allowed if isinstance(cpuset, ev.CpusetLine) else None
+        if isinstance(summary, ev.OomKillSummary):
+            cpuset_value = cpuset_value or summary.fields.get("cpuset")
+            mems = mems or summary.fields.get("mems_allowed")
+        return Trigger(
+            comm=header.comm,
+            pid=pid,
+            uid=uid,
+            gfp_mask=header.gfp_mask,
+            gfp_flags=header.gfp_flags,
+            order=header.order,
+            oom_score_adj=header.oom_score_adj,
+            cpuset=cpuset_value,
+            mems_allowed=mems,
+        )
+
+    def tasks(self) -> tuple[tuple[str, ...], list[dict[str, int | str]]]:
+        header = self.first(ev.TasksHeader)
+        columns = header.columns if isinstance(header, ev.TasksHeader) else ("pid",)
+        rows: list[dict[str, int | str]] = []
+        for event in self.all(ev.TaskRow):
+            assert isinstance(event, ev.TaskRow)
+            row = split_task_row(event.rest, columns)
+            if row is not None:
+                rows.append({"pid": event.pid, **row})
+        return columns, rows
+
+    def constraint(self, summary: ev.Event | None, task_in: ev.Event | None) -> tuple[str | None, str | None]:
+        if isinstance(summary, ev.OomKillSummary):
+            value = summary.fields.get("constraint")
+            if value in _CONSTRAINTS:
+                return _CONSTRAINTS[value], "oom-kill summary"
+            if summary.global_oom:
+                return "global", "oom-kill summary"
+            if "oom_memcg" in summary.fields:
+                return "memcg", "oom-kill summary"
+        draft = self.draft
+        memcg_signs = (
+            task_in is not None
+            or bool(self.all(ev.MemcgUsage))
+            or (draft.kill is not None and draft.kill.memcg)
+            or (draft.chosen is not None and draft.chosen.memcg)
+        )
+        if memcg_signs:
+            return "memcg", "memory cgroup lines"
+        if draft.kill is not None and draft.kill.record.message.lstrip().startswith("Out of memory"):
+            return "global", "kill line prefix"
+        if draft.chosen is not None and draft.chosen.record.message.lstrip().startswith("Out of memory"):
+            return "global", "kill line prefix"
+        report_body = bool(self.all(ev.MemInfoHeader)) or bool(self.all(ev.TasksHeader))
+        if draft.header is not None and report_body:
+            return "global", "no memory cgroup lines in the report"
+        return None, None
+
+    def memcgs(self, summary: ev.Event | None, task_in: ev.Event | None) -> tuple[str | None, str | None]:
+        memcg = task_memcg = None
+        if isinstance(summary, ev.OomKillSummary):
+            memcg = summary.fields.get("oom_memcg")
+            task_memcg = summary.fields.get("task_memcg")
+        if isinstance(task_in, ev.TaskInMemcg):
+            memcg = memcg or task_in.memcg
+            task_memcg = task_memcg or task_in.task_memcg
+        stats = self.first(ev.MemcgStatsHeader)
+        if memcg is None and isinstance(stats, ev.MemcgStatsHeader) and self.all(ev.MemcgUsage):
+            memcg = stats.path
+        return memcg, task_memcg
+
+    def victim(self, summary: ev.Event | None, tasks: list[dict[str, int | str]]) -> Victim | None:
+        kill = self.draft.kill
+        if kill is None:
+            return None
+        row = next((r for r in tasks if r.get("pid") == kill.pid), None)
+        adj, adj_from = kill.oom_score_adj, "kill line"
+        if adj is None and row is not None and isinstance(row.get("oom_score_adj"), int):
+            adj, adj_from = int(row["oom_score_adj"]), "tasks table"
+        uid = kill.uid
+        if uid is None and isinstance(summary, ev.OomKillSummary) and summary.fields.get("uid", "").isdigit():
+            uid = int(summary.fields["uid"])
+        if uid is None and row is not None and isinstance(row.get("uid"), int):
+            uid = int(row["uid"])
+        return Victim(
+            comm=kill.comm,
+            pid=kill.pid,
+            uid=uid,
+            total_vm_kb=kill.total_vm_kb,
+            anon_rss_kb=kill.anon_rss_kb,
+            file_rss_kb=kill.file_rss_kb,
+            shmem_rss_kb=kill.shmem_rss_kb,
+            pgtables_kb=kill.pgtables_kb,
+            oom_score_adj=adj,
+            oom_score_adj_from=adj_from if adj is not None else None,
+        )
+
+    def mem_info(self) -> dict[str, int]:
+        values: dict[str, int] = {}
+        seen_header = False
+        for event in self.draft.events:
+            if isinstance(event, ev.MemInfoHeader):
+                seen_header = True
+            elif isinstance(event, ev.Counters) and (seen_header or not values):
+                values.update(event.values)
+        return values
+
+    def swap(self, kind: str) -> int | None:
+        for event in self.all(ev.SwapLine):
+            assert isinstance(event, ev.SwapLine)
+            if event.kind == kind:
+                return event.kb
+        return None
+
+    def memcg_stats(self, header: ev.Event | None) -> dict[str, int]:
+        stats: dict[str, int] = {}
+        if isinstance(header, ev.MemcgStatsHeader):
+            stats.update({f"{k}_kb": v for k, v in header.inline_kb.items()})
+        for event in self.all(ev.MemcgStat):
+            assert isinstance(event, ev.MemcgStat)
+            stats[event.name] = event.value
+        return stats
+
+    def reap(self) -> Reap | None:
+        if self.draft.reap is None:
+            return None
+        event, seq = self.draft.reap
+        moment = self.builder._resolve(self.builder._moment(event.record, seq))
+        return Reap(event.pid, event.comm, event.anon_rss_kb, event.file_rss_kb, event.shmem_rss_kb, moment)
+
+    def missing(self, summary: ev.Event | None, kernel: str | None) -> tuple[str, ...]:
+        draft = self.draft
+        missing = []
+        if draft.header is None:
+            missing.append("header")
+        if not self.all(ev.TaskLine) and draft.header is not None:
+            missing.append("cpu_line")
+        memcg_report = bool(self.all(ev.MemcgUsage)) or bool(self.all(ev.TaskInMemcg))
+        if not self.all(ev.MemInfoHeader) and not self.all(ev.Counters) and not memcg_report:
+            # A memory cgroup OOM prints the cgroup's usage and stats instead of Mem-Info.
+            missing.append("mem_info")
+        whole = draft.header is not None and draft.kill is not None
+        if not self.all(ev.TasksHeader) and not self.all(ev.TaskRow) and not whole:
+            # Between a header and a kill line the table is absent by choice
+            # (vm.oom_dump_tasks=0), not cut off.
+            missing.append("tasks")
+        if summary is None and kernel is not None and _kernel_at_least(kernel, (4, 19)):
+            missing.append("summary")
+        if draft.kill is None and not self.all(ev.NoKillable) and not self.all(ev.OomPanic):
+            missing.append("kill")
+        return tuple(missing)
+
+
+def _kernel_at_least(release: str, version: tuple[int, int]) -> bool:
+    parts = release.split(".")
+    try:
+        return (int(parts[0]), int(parts[1].split("-")[0])) >= version
+    except (ValueError, IndexError):
+        return False
+
+
+_PAGE_SIZES = (4, 8, 16, 64)
+
+
+def _nearest_page_size(ratio: float) -> int | None:
+    for size in _PAGE_SIZES:
+        if abs(ratio - size) <= size * 0.1:
+            return size
+    return None
+
+
+def _page_size(
+    victim: Victim | None,
+    tasks: list[dict[str, int | str]],
+    mem_info: dict[str, int],
+    zones: tuple[Zone, ...],
+) -> tuple[int, str]:
+    """Page size in KiB: 4 on most machines, but 8/16/64 KiB pages exist (sparc64, arm64)."""
+    if victim is not None:
+        row = next((r for r in tasks if r.get("pid") == victim.pid), None)
+        rss_pages = row.get("rss") if row else None
+        if isinstance(rss_pages, int) and rss_pages > 256:
+            rss_kb = (victim.anon_rss_kb or 0) + (victim.file_rss_kb or 0) + (victim.shmem_rss_kb or 0)
+            size = _nearest_page_size(rss_kb / rss_pages)
+            if size:
+                return size, "victim rss: kill line kB / tasks table pages"
+        if row and all(isinstance(row.get(c), int) for c in ("rss_anon", "rss_file", "rss_shmem")):
+            pages = sum(int(row[c]) for c in ("rss_anon", "rss_file", "rss_shmem"))
+            rss_kb = (victim.anon_rss_kb or 0) + (victim.file_rss_kb or 0) + (victim.shmem_rss_kb or 0)
+            if pages > 256:
+                size = _nearest_page_size(rss_kb / pages)
+                if size:
+                    return size, "victim rss: kill line kB / tasks table pages"
+    free_pages = mem_info.get("free")
+    zone_free = sum(z.values_kb.get("free", 0) for z in zones)
+    if free_pages and zone_free and free_pages > 256:
+        size = _nearest_page_size(zone_free / free_pages)
+        if size:
+            return size, "Mem-Info free pages / zone free kB"
+    return 4, "assumed"
+
+
+def _seconds(a: Stamp, b: Stamp) -> float | None:
+    """b - a in seconds when both stamps can be compared, else None."""
+    if a.wall is not None and b.wall is not None:
+        return (b.wall - a.wall).total_seconds()
+    if a.uptime is not None and b.uptime is not None and a.boot == b.boot:
+        return b.uptime - a.uptime
+    return None
+
+
+def _moment_gap(a: Moment, b: Moment) -> float | None:
+    """b - a in seconds, or None when the two cannot be compared."""
+    if a.time is not None and b.time is not None:
+        return (b.time - a.time).total_seconds()
+    if a.uptime_s is not None and b.uptime_s is not None and a.source == b.source and a.boot == b.boot:
+        return b.uptime_s - a.uptime_s
+    return None
+
+
+def moment_gap(a: Moment, b: Moment) -> float | None:
+    """Public form of the comparison used for incidents and timelines."""
+    return _moment_gap(a, b)
+
+
+def _incidents(episodes: list[Episode], warnings: list[KernelWarning]) -> list[Incident]:
+    groups: list[list[Episode]] = []
+    for episode in episodes:
+        if groups:
+            previous = groups[-1][-1]
+            gap = _moment_gap(previous.moment, episode.moment)
+            if gap is not None and 0 <= gap <= BURST_GAP_S and previous.host == episode.host:
+                groups[-1].append(episode)
+                continue
+        groups.append([episode])
+    incidents = []
+    previous_end: Moment | None = None
+    for number, group in enumerate(groups, start=1):
+        start = group[0].moment
+        attached = tuple(w for w in warnings if _warns(w, start, previous_end, group[0].host))
+        earliest = min(attached, key=lambda w: _sort_key(w.first), default=None)
+        lead = _moment_gap(earliest.first, start) if earliest else None
+        incidents.append(Incident(number, tuple(e.id for e in group), attached, earliest, lead))
+        previous_end = group[-1].moment
+    return incidents
+
+
+def _sort_key(moment: Moment) -> tuple[float, int]:
+    if moment.time is not None:
+        return (moment.time.timestamp(), moment.seq)
+    return (float("inf"), moment.seq)
+
+
+def _warns(warning: KernelWarning, start: Moment, previous_end: Moment | None, host: str | None) -> bool:
+    """Did this warning run come before the incident and after the one before it?"""
+    if warning.host != host and warning.host is not None and host is not None:
+        return False
+    before_start = _moment_gap(warning.first, start)
+    if before_start is None:
+        # Times cannot be compared: fall back to input order within one source.
+        if warning.first.source != start.source or warning.first.seq > start.seq:
+            return False
+        return previous_end is None or warning.first.seq > previous_end.seq
+    if before_start < 0:
+        return False
+    since_last = _moment_gap(warning.last, start)
+    if since_last is not None and since_last > LOOKBACK_S:
+        return False
+    if previous_end is not None:
+        after_previous = _moment_gap(previous_end, warning.last)
+        if after_previous is not None and after_previous <= 0:
+            return False
+    return True

@@ -1,0 +1,241 @@
+"""One frozen dataclass per kind of kernel line that matters to an OOM story."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from oomtrace.records import Record
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base: every event keeps the record it came from, so reports can quote it."""
+
+    record: Record
+
+
+@dataclass(frozen=True, slots=True)
+class OomInvoked(Event):
+    """`X invoked oom-killer: gfp_mask=..., order=N, oom_score_adj=N`: a report begins."""
+
+    comm: str
+    gfp_mask: str
+    gfp_flags: str | None
+    order: int
+    oom_score_adj: int | None
+    nodemask: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CpusetLine(Event):
+    """Pre-4.19 `X cpuset=/ mems_allowed=0-1`, the line after the header."""
+
+    comm: str
+    cpuset: str
+    mems_allowed: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskLine(Event):
+    """`CPU: N UID: N PID: N Comm: X ... <release>`: who was running when the killer was invoked."""
+
+    cpu: int | None
+    pid: int
+    uid: int | None
+    comm: str
+    kernel: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HardwareName(Event):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallFrame(Event):
+    """One call-trace frame; `module` names a driver such as `nvidia` when it is one."""
+
+    function: str
+    module: str | None
+    reliable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MemInfoHeader(Event):
+    """`Mem-Info:`: counters in pages follow."""
+
+
+@dataclass(frozen=True, slots=True)
+class Counters(Event):
+    """A line of `name:value` page counters (the Mem-Info body)."""
+
+    values: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneLine(Event):
+    """`Node N ZONE free:..kB min:..kB low:..kB high:..kB ...`."""
+
+    node: int
+    zone: str
+    values_kb: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeLine(Event):
+    """4.8+ `Node N active_anon:..kB inactive_anon:..kB ...` per-node LRU counters."""
+
+    node: int
+    values_kb: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class SwapLine(Event):
+    """`Free swap  = NkB` or `Total swap = NkB`."""
+
+    kind: str
+    kb: int
+
+
+@dataclass(frozen=True, slots=True)
+class PagesLine(Event):
+    """`N pages RAM`, `N pages reserved`, `N total pagecache pages`, ..."""
+
+    kind: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TasksHeader(Event):
+    """The tasks-table header; its columns differ across kernel versions."""
+
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow(Event):
+    """A tasks-table row; split into columns once the header is known."""
+
+    pid: int
+    rest: str
+
+
+@dataclass(frozen=True, slots=True)
+class OomKillSummary(Event):
+    """4.19+ `oom-kill:constraint=...,global_oom|oom_memcg=...,task_memcg=...,task=...,pid=...`."""
+
+    fields: Mapping[str, str]
+    global_oom: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TaskInMemcg(Event):
+    """Pre-5.0 `Task in A killed as a result of limit of B`."""
+
+    task_memcg: str
+    memcg: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemcgUsage(Event):
+    """`memory: usage NkB, limit NkB, failcnt N` (also memory+swap, kmem, swap)."""
+
+    kind: str
+    usage_kb: int
+    limit_kb: int
+    failcnt: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemcgStatsHeader(Event):
+    """`Memory cgroup stats for /path:` (3.x kernels put the stats on the same line)."""
+
+    path: str
+    inline_kb: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class MemcgStat(Event):
+    """A `name value` line of memory cgroup stats (bytes on v2, pages or bytes on v1)."""
+
+    name: str
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class KillChosen(Event):
+    """Pre-5.0 `Out of memory: Kill process N (comm) score N or sacrifice child`."""
+
+    pid: int
+    comm: str
+    score: int
+    memcg: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Killed(Event):
+    """`... Killed process N (comm) total-vm:..kB, anon-rss:..kB, ...`: the kill itself."""
+
+    pid: int
+    comm: str
+    uid: int | None
+    total_vm_kb: int | None
+    anon_rss_kb: int | None
+    file_rss_kb: int | None
+    shmem_rss_kb: int | None
+    pgtables_kb: int | None
+    oom_score_adj: int | None
+    memcg: bool
+    """The line began `Memory cgroup out of memory:`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reaped(Event):
+    """`oom_reaper: reaped process N (comm), now anon-rss:..kB, ...`."""
+
+    pid: int
+    comm: str
+    anon_rss_kb: int
+    file_rss_kb: int
+    shmem_rss_kb: int
+
+
+@dataclass(frozen=True, slots=True)
+class NoKillable(Event):
+    """`Out of memory and no killable processes...`."""
+
+
+@dataclass(frozen=True, slots=True)
+class OomPanic(Event):
+    """`Kernel panic - not syncing: Out of memory...` or panic_on_oom."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallbacksSuppressed(Event):
+    """`oom_kill_process: N callbacks suppressed`: reports were rate-limited away."""
+
+    function: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class EarlyWarning(Event):
+    """A line that often precedes an OOM kill: GPU driver allocation failures, Xids, ..."""
+
+    kind: str
+    """One of WARNING_KINDS."""
+    text: str
+    key: str
+    """What makes two warnings "the same" for collapsing repeats."""
+
+
+WARNING_KINDS = {
+    "nvrm-no-memory": "NVIDIA driver could not allocate memory",
+    "nvrm-xid": "NVIDIA Xid error",
+    "page-allocation-failure": "kernel page allocation failure",
+    "hung-task": "task blocked (hung task)",
+    "overcommit-refused": "allocation refused by overcommit accounting",
+}

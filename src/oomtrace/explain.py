@@ -1,0 +1,240 @@
+"""Pure explanations of one episode: where the adj came from, what memory looked like, the request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oomtrace.model import Episode, Trigger, Victim
+from oomtrace.units import kib
+
+# A victim whose address space is this many times its resident set, and at least this much
+# larger, held memory outside its RSS (CUDA buffers on unified memory, or untouched mappings).
+_VM_TO_RSS_RATIO = 4
+_VM_OVER_RSS_MIN_KB = 8 * 1024 * 1024
+# Memory in no LRU list, slab or page table above this share of RAM is worth a paragraph.
+_UNACCOUNTED_SHARE = 0.25
+_UNACCOUNTED_MIN_KB = 4 * 1024 * 1024
+
+
+def adj_origin(adj: int | None, task_memcg: str | None = None) -> str | None:
+    """Where an oom_score_adj value most likely came from, in one sentence."""
+    if adj is None or adj == 0:
+        return None
+    if adj == 200:
+        seen = ""
+        if task_memcg and "/user@" in task_memcg:
+            seen = "; its cgroup shows it ran under the user manager (user@…service)"
+        return (
+            "oom_score_adj 200 is what systemd's user manager gives through DefaultOOMScoreAdjust: "
+            "anything started from a login session or terminal inherits it and is killed before "
+            f"system services{seen}"
+        )
+    if adj == 1000:
+        return (
+            "oom_score_adj 1000 means the process (or its launcher) asked to be killed first; "
+            "Kubernetes also gives BestEffort pods 1000"
+        )
+    if adj == -1000:
+        return "oom_score_adj -1000 makes a process unkillable by the OOM killer"
+    if adj < 0:
+        return (
+            f"oom_score_adj {adj} protects the process: set by its unit's OOMScoreAdjust=, "
+            "a container runtime, or the process itself"
+        )
+    return (
+        f"oom_score_adj {adj} makes it a preferred victim: set by its unit's OOMScoreAdjust=, "
+        "a container runtime (Kubernetes Burstable pods get 2-999), or the process itself"
+    )
+
+
+def resident_kb(victim: Victim) -> int | None:
+    parts = [victim.anon_rss_kb, victim.file_rss_kb, victim.shmem_rss_kb]
+    if all(p is None for p in parts):
+        return None
+    return sum(p or 0 for p in parts)
+
+
+def outside_rss_note(victim: Victim | None) -> str | None:
+    """Say so when total-vm dwarfs the resident set: the numbers do not show what it held."""
+    if victim is None or victim.total_vm_kb is None:
+        return None
+    rss = resident_kb(victim)
+    if rss is None:
+        return None
+    gap = victim.total_vm_kb - rss
+    if victim.total_vm_kb < _VM_TO_RSS_RATIO * max(rss, 1) or gap < _VM_OVER_RSS_MIN_KB:
+        return None
+    return (
+        f"total-vm {kib(victim.total_vm_kb)} against {kib(rss)} resident: {kib(gap)} of its "
+        "address space was not in RAM as its own pages. On a unified-memory machine (DGX Spark / "
+        "GB10, Grace Hopper, Jetson) CUDA buffers are mapped into the process but counted in no "
+        "process's RSS, so anon-rss understates what it held; elsewhere this is usually mapped but "
+        "untouched memory (mmap'd weights, allocator reservations)"
+    )
+
+
+def request(trigger: Trigger | None, page_size_kb: int) -> str | None:
+    """What the allocation that failed asked for: order N → size, with the GFP flags."""
+    if trigger is None:
+        return None
+    if trigger.order < 0:
+        return "no allocation: the killer was invoked by hand (sysrq-f, order=-1)"
+    size = kib(page_size_kb * (1 << trigger.order))
+    flags = trigger.gfp_flags or trigger.gfp_mask
+    return f"an order-{trigger.order} allocation ({size}, {flags})"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPicture:
+    """Memory at the kill, in KiB, from Mem-Info and the zone lines (or the memcg counters)."""
+
+    ram_kb: int | None
+    free_kb: int | None
+    min_watermark_kb: int | None
+    anon_kb: int | None
+    file_kb: int | None
+    shmem_kb: int | None
+    slab_kb: int | None
+    pagetables_kb: int | None
+    swap_total_kb: int | None
+    swap_free_kb: int | None
+    unaccounted_kb: int | None
+    """RAM in no LRU list, slab or page table: kernel and driver allocations (GPU buffers)."""
+    memcg_usage_kb: int | None
+    memcg_limit_kb: int | None
+    memcg_failcnt: int | None
+    notes: tuple[str, ...]
+
+
+def memory_picture(episode: Episode) -> MemoryPicture | None:
+    info = episode.mem_info
+    page = episode.page_size_kb
+    memcg = next((c for c in episode.memcg_usage if c.kind == "memory"), None)
+    if not info and memcg is None:
+        return None
+
+    def pages(*names: str) -> int | None:
+        present = [info[n] for n in names if n in info]
+        return sum(present) * page if present else None
+
+    ram_pages = episode.pages.get("ram")
+    reserved = episode.pages.get("reserved", 0)
+    ram_kb = (ram_pages - reserved) * page if ram_pages else None
+    free_kb = pages("free")
+    anon_kb = pages("active_anon", "inactive_anon")
+    file_kb = pages("active_file", "inactive_file")
+    slab_kb = pages("slab_reclaimable", "slab_unreclaimable")
+    pagetables_kb = pages("pagetables")
+    unaccounted = None
+    if ram_kb and free_kb is not None and anon_kb is not None and file_kb is not None:
+        known = free_kb + anon_kb + file_kb + (slab_kb or 0) + (pagetables_kb or 0)
+        known += pages("unevictable", "isolated_anon", "isolated_file", "kernel_misc_reclaimable") or 0
+        unaccounted = max(ram_kb - known, 0)
+    min_watermark = sum(z.values_kb.get("min", 0) for z in episode.zones) or None
+    zone_free = sum(z.values_kb.get("free", 0) for z in episode.zones) or None
+    notes = _memory_notes(
+        episode, ram_kb, free_kb if free_kb is not None else zone_free, min_watermark, file_kb, unaccounted
+    )
+    return MemoryPicture(
+        ram_kb=ram_kb,
+        free_kb=free_kb if free_kb is not None else zone_free,
+        min_watermark_kb=min_watermark,
+        anon_kb=anon_kb,
+        file_kb=file_kb,
+        shmem_kb=pages("shmem"),
+        slab_kb=slab_kb,
+        pagetables_kb=pagetables_kb,
+        swap_total_kb=episode.swap_total_kb,
+        swap_free_kb=episode.swap_free_kb,
+        unaccounted_kb=unaccounted,
+        memcg_usage_kb=memcg.usage_kb if memcg else None,
+        memcg_limit_kb=memcg.limit_kb if memcg else None,
+        memcg_failcnt=memcg.failcnt if memcg else None,
+        notes=notes,
+    )
+
+
+def _memory_notes(
+    episode: Episode,
+    ram_kb: int | None,
+    free_kb: int | None,
+    min_watermark_kb: int | None,
+    file_kb: int | None,
+    unaccounted_kb: int | None,
+) -> tuple[str, ...]:
+    notes = []
+    memcg = next((c for c in episode.memcg_usage if c.kind == "memory"), None)
+    if memcg is not None and memcg.limit_kb and memcg.usage_kb >= memcg.limit_kb * 0.98:
+        notes.append(
+            f"the cgroup was at its limit: {kib(memcg.usage_kb)} used of {kib(memcg.limit_kb)} "
+            f"(hit the limit {memcg.failcnt} times)"
+        )
+    if free_kb is not None and min_watermark_kb and free_kb <= min_watermark_kb * 1.1:
+        notes.append(
+            f"free memory {kib(free_kb)} was at the min watermark ({kib(min_watermark_kb)}): "
+            "the kernel could not satisfy the allocation"
+        )
+    if ram_kb and file_kb is not None and file_kb < ram_kb * 0.01:
+        notes.append(f"page cache was down to {kib(file_kb)}: nothing was left to reclaim")
+    if ram_kb and unaccounted_kb and unaccounted_kb > max(ram_kb * _UNACCOUNTED_SHARE, _UNACCOUNTED_MIN_KB):
+        share = 100 * unaccounted_kb / ram_kb
+        driver = _gpu_driver_seen(episode)
+        notes.append(
+            f"{kib(unaccounted_kb)} ({share:.0f}% of RAM) was in no LRU list, slab or page table, "
+            "so in no process's RSS: memory held by the kernel or a driver. "
+            + (
+                "With the NVIDIA driver in the report, this is most likely GPU memory: on "
+                "unified-memory machines (DGX Spark / GB10, Grace, Jetson) CUDA allocations come "
+                "from system RAM but never show in RSS or nvidia-smi"
+                if driver
+                else "On a unified-memory GPU machine (DGX Spark / GB10, Grace, Jetson) this is "
+                "where CUDA allocations live: they come from system RAM but never show in RSS"
+            )
+        )
+    return tuple(notes)
+
+
+def _gpu_driver_seen(episode: Episode) -> bool:
+    if any(f.module and f.module.startswith("nvidia") for f in episode.call_trace):
+        return True
+    hardware = (episode.hardware or "").lower()
+    return "nvidia" in hardware or "nvidia" in (episode.kernel or "").lower()
+
+
+def driver_frames(episode: Episode) -> tuple[str, ...]:
+    """Call-trace frames from driver modules (such as `nvidia`), which say who was allocating."""
+    return tuple(f"{f.function} [{f.module}]" for f in episode.call_trace if f.module)
+
+
+# What the common Xid codes mean (NVIDIA's Xid catalogue), for one-line summaries.
+_XID_MEANINGS = {
+    "13": "graphics engine exception",
+    "31": "GPU memory page fault (MMU fault)",
+    "43": "GPU stopped processing",
+    "45": "preemptive cleanup after a fault",
+    "48": "double-bit ECC error",
+    "63": "ECC page retirement or row remapping",
+    "64": "ECC page retirement or row remapping failure",
+    "74": "NVLink error",
+    "79": "GPU has fallen off the bus",
+    "92": "high single-bit ECC error rate",
+    "94": "contained ECC error",
+    "95": "uncontained ECC error",
+    "119": "GSP RPC timeout",
+    "120": "GSP error",
+}
+
+
+def warning_summary(kind: str, key: str, text: str) -> str:
+    """A warning in a few words, for the text report's timeline (JSON keeps the full line)."""
+    if kind == "nvrm-no-memory":
+        where = f" in {key}" if key != "nvrm" else ""
+        return f"NVIDIA driver out of memory (NV_ERR_NO_MEMORY{where})"
+    if kind == "nvrm-xid":
+        code = key.removeprefix("xid-")
+        meaning = _XID_MEANINGS.get(code)
+        return f"NVIDIA Xid {code}" + (f": {meaning}" if meaning else "")
+    if kind == "page-allocation-failure":
+        comm, _, order = key.rpartition(":order")
+        return f"{comm}: page allocation failure, order {order} ({kib(4 << int(order))})"
+    return text

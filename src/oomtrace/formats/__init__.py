@@ -1,0 +1,9 @@
+"""Outputs: each format only renders what it is given."""
+
+from __future__ import annotations
+
+from oomtrace.formats.base import Format
+from oomtrace.formats.json import JsonFormat
+from oomtrace.formats.text import TextFormat
+
+FORMATS: dict[str, type[Format]] = {"text": TextFormat, "json": JsonFormat}

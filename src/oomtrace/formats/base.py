@@ -1,0 +1,27 @@
+"""The seam every output format implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from rich.console import Console
+
+from oomtrace.model import Analysis
+from oomtrace.story import Story
+
+
+class Format(ABC):
+    """Renders an analysis (`list`) or stories (`why`) onto a console it is given."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    @abstractmethod
+    def list_episodes(self, analysis: Analysis) -> None: ...
+
+    @abstractmethod
+    def why(self, analysis: Analysis, stories: list[Story]) -> None: ...
+
+    @abstractmethod
+    def not_found(self, analysis: Analysis, query: str) -> None:
+        """What `why` prints on stdout when there is no record (the error goes to stderr)."""

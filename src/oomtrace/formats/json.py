@@ -1,0 +1,204 @@
+"""The `oomtrace/1` JSON contract (README, "JSON contract"): add fields freely, never rename."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from oomtrace.explain import MemoryPicture, adj_origin, outside_rss_note, request
+from oomtrace.formats.base import Format
+from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
+from oomtrace.story import Story, TimelineEntry
+from oomtrace.units import iso_time
+
+SCHEMA = "oomtrace/1"
+
+
+class JsonFormat(Format):
+    def list_episodes(self, analysis: Analysis) -> None:
+        self._emit(
+            {
+                "schema": SCHEMA,
+                "source": source_json(analysis),
+                "episodes": [episode_json(e) for e in analysis.episodes],
+                "warnings": [warning_json(w) for w in analysis.warnings],
+                "incidents": [incident_json(i) for i in analysis.incidents],
+            }
+        )
+
+    def why(self, analysis: Analysis, stories: list[Story]) -> None:
+        latest = story_json(stories[-1])
+        document = {"schema": SCHEMA, **latest, "source": source_json(analysis)}
+        if len(stories) > 1:
+            document["all"] = [story_json(s) for s in stories]
+        self._emit(document)
+
+    def not_found(self, analysis: Analysis, query: str) -> None:
+        self._emit(
+            {
+                "schema": SCHEMA,
+                "query": query,
+                "found": False,
+                "cause": None,
+                "episode": None,
+                "collateral": [],
+                "earliest_warning": None,
+                "lead_time_s": None,
+                "timeline": [],
+                "victims_in_input": [
+                    {"comm": e.victim.comm, "pid": e.victim.pid, "time": iso_time(e.moment.time)}
+                    for e in analysis.episodes
+                    if e.victim
+                ],
+                "source": source_json(analysis),
+            }
+        )
+
+    def _emit(self, document: dict[str, Any]) -> None:
+        # Plain print: rich would wrap or highlight; json.dumps escapes control characters.
+        self.console.file.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def moment_json(moment: Moment | None) -> dict[str, Any] | None:
+    if moment is None:
+        return None
+    return {
+        "time": iso_time(moment.time),
+        "uptime_s": moment.uptime_s,
+        "raw_time": moment.raw,
+        "source": moment.source,
+        "line": moment.line,
+    }
+
+
+def episode_json(episode: Episode) -> dict[str, Any]:
+    moment = episode.moment
+    victim = asdict(episode.victim) if episode.victim else None
+    if victim is not None:
+        victim["oom_score_adj_origin"] = adj_origin(episode.victim.oom_score_adj) if episode.victim else None
+    return {
+        "id": episode.id,
+        "killer": episode.killer,
+        "time": iso_time(moment.time),
+        "uptime_s": moment.uptime_s,
+        "raw_time": moment.raw,
+        "source": moment.source,
+        "host": episode.host,
+        "trigger": asdict(episode.trigger) if episode.trigger else None,
+        "request": request(episode.trigger, episode.page_size_kb),
+        "constraint": episode.constraint,
+        "constraint_from": episode.constraint_from,
+        "memcg": episode.memcg,
+        "task_memcg": episode.task_memcg,
+        "victim": victim,
+        "outside_rss_note": outside_rss_note(episode.victim),
+        "chosen": asdict(episode.chosen) if episode.chosen else None,
+        "task_columns": list(episode.task_columns),
+        "tasks": [dict(row) for row in episode.tasks],
+        "kernel": episode.kernel,
+        "hardware": episode.hardware,
+        "call_trace": [f.function + (f" [{f.module}]" if f.module else "") for f in episode.call_trace],
+        "mem_info": dict(episode.mem_info),
+        "page_size_kb": episode.page_size_kb,
+        "page_size_from": episode.page_size_from,
+        "pages": dict(episode.pages),
+        "zones": [asdict(z) for z in episode.zones],
+        "swap": {"total_kb": episode.swap_total_kb, "free_kb": episode.swap_free_kb},
+        "memcg_usage": [asdict(c) for c in episode.memcg_usage],
+        "memcg_stats_path": episode.memcg_stats_path,
+        "memcg_stats": dict(episode.memcg_stats),
+        "reaped": _reap_json(episode),
+        "no_killable": episode.no_killable,
+        "panic": episode.panic,
+        "suppressed_reports": episode.suppressed_reports,
+        "missing": list(episode.missing),
+        "lines": list(episode.lines),
+    }
+
+
+def _reap_json(episode: Episode) -> dict[str, Any] | None:
+    reap = episode.reaped
+    if reap is None:
+        return None
+    return {
+        "pid": reap.pid,
+        "comm": reap.comm,
+        "anon_rss_kb": reap.anon_rss_kb,
+        "file_rss_kb": reap.file_rss_kb,
+        "shmem_rss_kb": reap.shmem_rss_kb,
+        "time": iso_time(reap.moment.time),
+        "uptime_s": reap.moment.uptime_s,
+    }
+
+
+def warning_json(warning: KernelWarning) -> dict[str, Any]:
+    return {
+        "kind": warning.kind,
+        "key": warning.key,
+        "time": iso_time(warning.first.time),
+        "uptime_s": warning.first.uptime_s,
+        "raw_time": warning.first.raw,
+        "text": warning.text,
+        "count": warning.count,
+        "last_time": iso_time(warning.last.time),
+        "last_uptime_s": warning.last.uptime_s,
+        "source": warning.first.source,
+        "line": warning.first.line,
+        "host": warning.host,
+    }
+
+
+def incident_json(incident: Incident) -> dict[str, Any]:
+    return {
+        "id": incident.id,
+        "episodes": list(incident.episode_ids),
+        "warnings": [warning_json(w) for w in incident.warnings],
+        "earliest_warning": warning_json(incident.earliest_warning) if incident.earliest_warning else None,
+        "lead_time_s": incident.lead_time_s,
+    }
+
+
+def memory_json(memory: MemoryPicture | None) -> dict[str, Any] | None:
+    return asdict(memory) if memory else None
+
+
+def timeline_json(entry: TimelineEntry) -> dict[str, Any]:
+    return {
+        "time": iso_time(entry.moment.time),
+        "uptime_s": entry.moment.uptime_s,
+        "offset_s": entry.offset_s,
+        "kind": entry.kind,
+        "text": entry.text,
+        "episode": entry.episode_id,
+    }
+
+
+def story_json(story: Story) -> dict[str, Any]:
+    return {
+        "query": story.query,
+        "found": True,
+        "cause": story.cause,
+        "episode": episode_json(story.episode),
+        "collateral": [episode_json(e) for e in story.collateral],
+        "earliest_warning": warning_json(story.earliest_warning) if story.earliest_warning else None,
+        "lead_time_s": story.lead_time_s,
+        "timeline": [timeline_json(t) for t in story.timeline],
+        "memory": memory_json(story.memory),
+        "incident": story.incident.id if story.incident else None,
+    }
+
+
+def source_json(analysis: Analysis) -> dict[str, Any]:
+    sources = analysis.sources
+    firsts = [s.first for s in sources if s.first is not None]
+    lasts = [s.last for s in sources if s.last is not None]
+    return {
+        "kind": sources[0].kind if len(sources) == 1 else "files",
+        "names": [s.name for s in sources],
+        "records": sum(s.records for s in sources),
+        "first": moment_json(firsts[0]) if firsts else None,
+        "last": moment_json(lasts[-1]) if lasts else None,
+        "unparsed_oom_lines": analysis.unparsed_count,
+        "unparsed_samples": [asdict(u) for u in analysis.unparsed[:10]],
+    }

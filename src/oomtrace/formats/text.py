@@ -1,0 +1,258 @@
+"""The terminal report (rich): readable at 80 columns, plain when piped."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from oomtrace.episodes import moment_gap
+from oomtrace.explain import (
+    MemoryPicture,
+    adj_origin,
+    driver_frames,
+    outside_rss_note,
+    request,
+    warning_summary,
+)
+from oomtrace.formats.base import Format
+from oomtrace.model import Analysis, Episode
+from oomtrace.sanitize import inert
+from oomtrace.story import Story
+from oomtrace.units import clock, duration, kib, relative
+
+_CONSTRAINT_WORDS = {
+    "global": "global OOM: the whole machine ran out of memory",
+    "memcg": "memory cgroup OOM: a cgroup hit its memory limit",
+    "cpuset": "cpuset OOM: the nodes its cpuset allows ran out",
+    "mempolicy": "mempolicy OOM: the NUMA nodes its memory policy allows ran out",
+}
+
+
+def _t(text: object, style: str = "") -> Text:
+    """Untrusted text, made inert, never parsed as markup."""
+    return Text(inert(str(text)), style=style)
+
+
+class TextFormat(Format):
+    def list_episodes(self, analysis: Analysis) -> None:
+        hosts = {e.host for e in analysis.episodes}
+        # One space between columns keeps a row within 80 columns.
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
+        for name, justify in (
+            ("#", "right"),
+            ("time", "left"),
+            *((("host", "left"),) if len(hosts) > 1 else ()),
+            ("victim", "left"),
+            ("pid", "right"),
+            ("anon-rss", "right"),
+            ("adj", "right"),
+            ("oom", "left"),
+            ("trigger", "left"),
+        ):
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        for episode in analysis.episodes:
+            victim = episode.victim
+            cells = [
+                _t(episode.id),
+                _t(_list_time(episode)),
+                *([_t(episode.host or "")] if len(hosts) > 1 else []),
+                _t(victim.comm if victim else "(no kill line)", "bold" if victim else "dim"),
+                _t(victim.pid if victim else ""),
+                _t(kib(victim.anon_rss_kb) if victim and victim.anon_rss_kb is not None else ""),
+                _t(victim.oom_score_adj if victim and victim.oom_score_adj is not None else ""),
+                _t(episode.constraint or "?"),
+                _t(episode.trigger.comm if episode.trigger else "?"),
+            ]
+            table.add_row(*cells)
+        if analysis.episodes:
+            self.console.print(table)
+        else:
+            self.console.print(_t("No OOM kills found."))
+        self.console.print(_t(_summary_line(analysis)), style="dim")
+
+    def why(self, analysis: Analysis, stories: list[Story]) -> None:
+        for index, story in enumerate(stories):
+            if index:
+                self.console.print()
+            self._story(story)
+        self.console.print(_t(_summary_line(analysis)), style="dim")
+
+    def not_found(self, analysis: Analysis, query: str) -> None:
+        # The one-line error on stderr says it all; stdout stays empty for scripts.
+        return None
+
+    def _story(self, story: Story) -> None:
+        episode = story.episode
+        victim = episode.victim
+        assert victim is not None
+        headline = Text()
+        headline.append(_t(f"{victim.comm} (pid {victim.pid})", "bold"))
+        headline.append(" was killed by the kernel OOM killer: ")
+        headline.append(_t(_CONSTRAINT_WORDS.get(episode.constraint or "", "constraint unknown")))
+        if episode.constraint == "memcg" and episode.memcg:
+            headline.append(_t(f" ({episode.memcg})"))
+        self.console.print(Panel(headline, title=_t(f"oomtrace why {story.query}"), title_align="left"))
+        self.console.print(self._facts(story))
+        if story.memory is not None:
+            self.console.print(self._memory(story.memory))
+        if story.timeline:
+            self.console.print(self._timeline(story))
+
+    def _facts(self, story: Story) -> Table:
+        episode = story.episode
+        victim = episode.victim
+        assert victim is not None
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row("When", _t(clock(episode.moment)))
+        trigger = episode.trigger
+        if trigger is not None:
+            pid = f" (pid {trigger.pid})" if trigger.pid is not None else ""
+            what = request(trigger, episode.page_size_kb)
+            grid.add_row("Invoked by", _t(f"{trigger.comm}{pid}, asking for {what}"))
+        else:
+            grid.add_row("Invoked by", _t("not in the log (the report header is missing)", "dim"))
+        if episode.task_memcg:
+            grid.add_row("Its cgroup", _t(episode.task_memcg))
+        sizes = [
+            f"anon-rss {kib(victim.anon_rss_kb)}",
+            f"file-rss {kib(victim.file_rss_kb)}" if victim.file_rss_kb is not None else None,
+            f"shmem-rss {kib(victim.shmem_rss_kb)}" if victim.shmem_rss_kb is not None else None,
+            f"total-vm {kib(victim.total_vm_kb)}" if victim.total_vm_kb is not None else None,
+        ]
+        grid.add_row("Victim", _t(", ".join(s for s in sizes if s)))
+        if victim.oom_score_adj is not None:
+            origin = adj_origin(victim.oom_score_adj, episode.task_memcg)
+            text = f"{victim.oom_score_adj} (from the {victim.oom_score_adj_from})"
+            grid.add_row("oom_score_adj", _t(f"{text}: {origin}" if origin else text))
+        if episode.chosen and episode.chosen.pid != victim.pid:
+            grid.add_row(
+                "Chosen",
+                _t(
+                    f"the kernel chose {episode.chosen.comm} (pid {episode.chosen.pid}, score "
+                    f"{episode.chosen.score}) and killed its child {victim.comm} instead"
+                ),
+            )
+        note = outside_rss_note(victim)
+        if note:
+            grid.add_row("Outside RSS", _t(note))
+        grid.add_row("Also killed", _t(_collateral(story)))
+        grid.add_row("First warning", _t(_first_warning(story)))
+        frames = driver_frames(episode)
+        if frames:
+            grid.add_row("Driver frames", _t(", ".join(dict.fromkeys(frames))))
+        machine = " on ".join(x for x in (episode.kernel, episode.hardware) if x)
+        if machine:
+            grid.add_row("Kernel", _t(machine))
+        if episode.missing:
+            grid.add_row("Missing", _t(_missing(episode), "yellow"))
+        return grid
+
+    def _memory(self, memory: MemoryPicture) -> Group:
+        parts = []
+        if memory.memcg_usage_kb is not None:
+            parts.append(f"cgroup usage {kib(memory.memcg_usage_kb)} of {kib(memory.memcg_limit_kb)}")
+        for label, value in (
+            ("RAM", memory.ram_kb),
+            ("free", memory.free_kb),
+            ("anon", memory.anon_kb),
+            ("page cache", memory.file_kb),
+            ("slab", memory.slab_kb),
+            ("page tables", memory.pagetables_kb),
+            ("in no LRU/slab", memory.unaccounted_kb),
+        ):
+            if value is not None:
+                parts.append(f"{label} {kib(value)}")
+        if memory.swap_total_kb:
+            used = memory.swap_total_kb - (memory.swap_free_kb or 0)
+            parts.append(f"swap {kib(used)} used of {kib(memory.swap_total_kb)}")
+        elif memory.swap_total_kb == 0:
+            parts.append("no swap")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        grid.add_row(" ", _t(" · ".join(parts)))
+        for note in memory.notes:
+            grid.add_row(" •", _t(note))
+        return Group(Text(), Text("Memory at the kill", style="bold"), grid)
+
+    def _timeline(self, story: Story) -> Group:
+        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
+        table.add_column(no_wrap=True, justify="right")
+        table.add_column(no_wrap=True)
+        table.add_column()
+        for entry in story.timeline:
+            style = {"kill": "bold red", "collateral": "red", "warning": "yellow"}.get(entry.kind, "")
+            when = entry.moment.time.strftime("%H:%M:%S") if entry.moment.time else clock(entry.moment)
+            table.add_row(_t(relative(entry.offset_s)), _t(when), _t(entry.short, style))
+        return Group(Text(), Text("Timeline", style="bold"), table)
+
+
+def _collateral(story: Story) -> str:
+    if not story.collateral:
+        return "no other process in this incident"
+    parts = []
+    for other in story.collateral:
+        if other.victim is None:
+            continue
+        gap = moment_gap(story.episode.moment, other.moment)
+        parts.append(f"{other.victim.comm} (pid {other.victim.pid}, {relative(gap)})")
+    return ", ".join(parts) or "no other process in this incident"
+
+
+def _first_warning(story: Story) -> str:
+    warning = story.earliest_warning
+    if warning is None:
+        return "none in the kernel log before the kill"
+    lead = "before the kill"
+    if story.lead_time_s is not None:
+        lead = f"{duration(story.lead_time_s)} before the kill"
+    repeat = f", {warning.count} times" if warning.count > 1 else ""
+    return f"{warning_summary(warning.kind, warning.key, warning.text)} ({lead}{repeat})"
+
+
+_MISSING_WORDS = {
+    "header": "the `invoked oom-killer` header",
+    "cpu_line": "the CPU/PID line",
+    "mem_info": "Mem-Info",
+    "tasks": "the tasks table",
+    "summary": "the oom-kill: summary",
+    "kill": "the `Killed process` line",
+}
+
+
+def _missing(episode: Episode) -> str:
+    words = [_MISSING_WORDS.get(m, m) for m in episode.missing]
+    text = "the log lacks " + ", ".join(words)
+    if episode.suppressed_reports:
+        text += f" ({episode.suppressed_reports} reports were rate-limited: 'callbacks suppressed')"
+    return text
+
+
+def _summary_line(analysis: Analysis) -> str:
+    names = ", ".join(s.name for s in analysis.sources) or "no input"
+    firsts = [s.first for s in analysis.sources if s.first is not None]
+    lasts = [s.last for s in analysis.sources if s.last is not None]
+    span = f" from {clock(firsts[0])} to {clock(lasts[-1])}" if firsts and lasts else ""
+    records = sum(s.records for s in analysis.sources)
+    counts = (
+        f"{len(analysis.episodes)} OOM episode(s) in {len(analysis.incidents)} incident(s), "
+        f"{len(analysis.warnings)} warning run(s)"
+    )
+    unparsed = (
+        f"; {analysis.unparsed_count} OOM-looking line(s) not understood" if analysis.unparsed_count else ""
+    )
+    return f"Read {names}: {records} lines{span}. {counts}{unparsed}."
+
+
+def _list_time(episode: Episode) -> str:
+    moment = episode.moment
+    if moment.time is not None:
+        return moment.time.strftime("%m-%d %H:%M:%S")
+    if moment.uptime_s is not None:
+        return f"up {moment.uptime_s:.1f}s"
+    return "?"

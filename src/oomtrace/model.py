@@ -1,0 +1,208 @@
+"""The finished picture the builder hands to explanations and formats: episodes, warnings, incidents."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """A point in a log: its time as far as known, and where it was read."""
+
+    time: datetime | None
+    """Wall clock with offset; filled from uptime when the boot time is known."""
+    uptime_s: float | None
+    raw: str
+    """The stamp as printed."""
+    source: str
+    line: int
+    boot: int
+    seq: int
+    """Arrival order across all input: the tie-breaker when times are unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """The task that was allocating when memory ran out (it invoked the killer)."""
+
+    comm: str
+    pid: int | None
+    uid: int | None
+    gfp_mask: str
+    gfp_flags: str | None
+    order: int
+    oom_score_adj: int | None
+    cpuset: str | None
+    mems_allowed: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    comm: str
+    pid: int
+    uid: int | None
+    total_vm_kb: int | None
+    anon_rss_kb: int | None
+    file_rss_kb: int | None
+    shmem_rss_kb: int | None
+    pgtables_kb: int | None
+    oom_score_adj: int | None
+    oom_score_adj_from: str | None
+    """"kill line" or "tasks table": older kernels print the adj only in the table."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """Pre-5.0 `Kill process N (comm) score N or sacrifice child`: the task the kernel picked."""
+
+    pid: int
+    comm: str
+    score: int
+
+
+@dataclass(frozen=True, slots=True)
+class Zone:
+    node: int
+    zone: str
+    values_kb: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class MemcgCounter:
+    kind: str
+    usage_kb: int
+    limit_kb: int
+    failcnt: int
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    function: str
+    module: str | None
+    reliable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reap:
+    pid: int
+    comm: str
+    anon_rss_kb: int
+    file_rss_kb: int
+    shmem_rss_kb: int
+    moment: Moment
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One OOM report or kill, as complete as the log allowed."""
+
+    id: int
+    killer: str
+    """"kernel" for kernel OOM kills."""
+    moment: Moment
+    """The kill line's stamp, or the report header's when the kill line is missing."""
+    began: Moment
+    """The report's first line (the `invoked oom-killer` header when present)."""
+    host: str | None
+    trigger: Trigger | None
+    constraint: str | None
+    """"global", "memcg", "cpuset", "mempolicy" or None when the log does not say."""
+    constraint_from: str | None
+    memcg: str | None
+    """The cgroup whose limit was hit (memcg OOMs)."""
+    task_memcg: str | None
+    victim: Victim | None
+    chosen: Chosen | None
+    task_columns: tuple[str, ...]
+    tasks: tuple[Mapping[str, int | str], ...]
+    kernel: str | None
+    hardware: str | None
+    call_trace: tuple[Frame, ...]
+    mem_info: Mapping[str, int]
+    """Mem-Info counters, in pages."""
+    zones: tuple[Zone, ...]
+    node_counters: Mapping[int, Mapping[str, int]]
+    swap_total_kb: int | None
+    swap_free_kb: int | None
+    pages: Mapping[str, int]
+    """`N pages RAM` and friends: ram, reserved, pagecache, in_swap_cache, ..."""
+    page_size_kb: int
+    page_size_from: str
+    memcg_usage: tuple[MemcgCounter, ...]
+    memcg_stats_path: str | None
+    memcg_stats: Mapping[str, int]
+    reaped: Reap | None
+    no_killable: bool
+    panic: str | None
+    suppressed_reports: int
+    """`callbacks suppressed` count seen just before a report-less kill."""
+    missing: tuple[str, ...]
+    lines: tuple[int, int]
+    raw_lines: tuple[str, ...]
+    """The episode's input lines, for quoting (capped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelWarning:
+    """A run of the same early-warning line (first, last, count)."""
+
+    kind: str
+    key: str
+    text: str
+    first: Moment
+    last: Moment
+    count: int
+    host: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """Kills that came in one burst, with the warnings that preceded them."""
+
+    id: int
+    episode_ids: tuple[int, ...]
+    warnings: tuple[KernelWarning, ...]
+    earliest_warning: KernelWarning | None
+    lead_time_s: float | None
+    """Seconds from the earliest warning to the first kill; None when a time is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unparsed:
+    """A line that looked like part of an OOM report but did not fit the grammar."""
+
+    source: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSummary:
+    name: str
+    kind: str
+    records: int
+    first: Moment | None
+    last: Moment | None
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """Everything the input held about OOM kills."""
+
+    episodes: tuple[Episode, ...]
+    warnings: tuple[KernelWarning, ...]
+    incidents: tuple[Incident, ...]
+    sources: tuple[SourceSummary, ...]
+    unparsed: tuple[Unparsed, ...]
+    unparsed_count: int
+
+    def incident_of(self, episode: Episode) -> Incident | None:
+        for incident in self.incidents:
+            if episode.id in incident.episode_ids:
+                return incident
+        return None
+
+    def episode(self, episode_id: int) -> Episode:
+        return self.episodes[episode_id - 1]

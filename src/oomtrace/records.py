@@ -1,0 +1,43 @@
+"""What a source yields: one kernel or service log message with where it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """When a line was logged, as far as its prefix tells."""
+
+    wall: datetime | None
+    """Wall-clock time with its UTC offset; None when the prefix had none."""
+    uptime: float | None
+    """Seconds since boot from a `[ 1234.567890]` prefix, if any."""
+    raw: str
+    """The stamp exactly as printed ("" when the line had none)."""
+    boot: int = 0
+    """Boot segment within its source: uptime going backwards starts a new one."""
+
+
+NO_STAMP = Stamp(None, None, "")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One log message (a line, or one part of an rsyslog `#012`-joined line)."""
+
+    source: str
+    line_no: int
+    raw: str
+    """The input line as read, for quoting evidence."""
+    message: str
+    """The text after every prefix: what the kernel (or service) printed."""
+    stamp: Stamp
+    ident: str | None = "kernel"
+    """Syslog identifier: "kernel" for kernel lines, None when the prefix names none."""
+    host: str | None = None
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.ident in ("kernel", None)

@@ -1,0 +1,1 @@
+"""Inputs: each source only reads and yields records."""

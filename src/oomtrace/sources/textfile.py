@@ -1,0 +1,122 @@
+"""A saved kernel log: dmesg output, journalctl text or JSON, kern.log; plain or compressed."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import sys
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, tzinfo
+from typing import IO, Any
+
+from oomtrace.errors import InputError
+from oomtrace.prefixes import LineSplitter
+from oomtrace.records import Record
+from oomtrace.sources.base import Source
+
+_JOURNAL_MAGIC = b"LPKSHHRH"
+_COMPRESSED: tuple[tuple[bytes, Callable[..., Any]], ...] = (
+    (b"\x1f\x8b", gzip.open),
+    (b"\xfd7zXZ\x00", lzma.open),
+    (b"BZh", bz2.open),
+)
+# Share of NUL and other control bytes in the first block above which a file is binary.
+_BINARY_SHARE = 0.10
+
+
+class KernelLogFile(Source):
+    """A file (or `-` for standard input) holding kernel log lines in any of the known shapes."""
+
+    kind = "file"
+
+    def __init__(
+        self,
+        path: str,
+        zone: tzinfo,
+        year: int | None = None,
+        boot_time: datetime | None = None,
+    ) -> None:
+        self.path = path
+        self.name = "<stdin>" if path == "-" else path
+        self.zone = zone
+        self.year = year
+        self._boot_time = boot_time
+
+    def boot_time(self) -> datetime | None:
+        return self._boot_time
+
+    def records(self) -> Iterator[Record]:
+        splitter = LineSplitter(self.name, zone=self.zone, reference=self._reference_time(), year=self.year)
+        with self._open() as text:
+            for line_no, line in enumerate(text, start=1):
+                yield from splitter.split(line, line_no)
+
+    def _reference_time(self) -> datetime:
+        """Syslog stamps carry no year: the file's modification time supplies it."""
+        if self.path != "-":
+            try:
+                return datetime.fromtimestamp(os.stat(self.path).st_mtime, UTC)
+            except OSError:
+                pass
+        return datetime.now(UTC)
+
+    def _open(self) -> IO[str]:
+        raw = self._open_binary()
+        head = raw.peek(8192)[:8192] if isinstance(raw, io.BufferedReader) else b""
+        for magic, opener in _COMPRESSED:
+            if head.startswith(magic):
+                raw = io.BufferedReader(opener(raw, "rb"))  # type: ignore[operator,arg-type]
+                head = _safe_peek(raw, self.name)
+                break
+        if head.startswith(_JOURNAL_MAGIC):
+            raw.close()
+            raise InputError(
+                f"{self.name} is a binary systemd journal file, not a text log",
+                hint=f"export it with: journalctl --file {self.name} -k -o short-precise > kern.txt",
+            )
+        if _looks_binary(head):
+            raw.close()
+            raise InputError(
+                f"{self.name} looks binary, not a text kernel log",
+                hint="pass dmesg, journalctl or /var/log/kern.log output",
+            )
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+
+    def _open_binary(self) -> io.BufferedReader:
+        if self.path == "-":
+            # peek() needs a BufferedReader; CliRunner and pipes may hand over other streams.
+            stream = sys.stdin.buffer
+            return stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+        try:
+            return open(self.path, "rb")
+        except FileNotFoundError:
+            raise InputError(f"cannot read {self.path}: no such file") from None
+        except IsADirectoryError:
+            raise InputError(
+                f"cannot read {self.path}: it is a directory",
+                hint="pass a log file such as /var/log/kern.log",
+            ) from None
+        except PermissionError:
+            raise InputError(
+                f"cannot read {self.path}: permission denied",
+                hint="run with sudo, or copy the file somewhere readable",
+            ) from None
+        except OSError as error:
+            raise InputError(f"cannot read {self.path}: {error.strerror or error}") from None
+
+
+def _safe_peek(raw: io.BufferedReader, name: str) -> bytes:
+    try:
+        return raw.peek(8192)[:8192]
+    except (OSError, EOFError, lzma.LZMAError) as error:
+        raise InputError(f"cannot decompress {name}: {error}") from None
+
+
+def _looks_binary(head: bytes) -> bool:
+    if not head:
+        return False
+    control = sum(1 for b in head if b < 9 or 13 < b < 32)
+    return control / len(head) > _BINARY_SHARE

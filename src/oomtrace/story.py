@@ -1,0 +1,123 @@
+"""`why NAME`: find a process's death and tell it as a story: cause, victims, warnings, timeline."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from oomtrace.episodes import moment_gap
+from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
+from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
+from oomtrace.units import kib
+
+# The kernel keeps 15 characters of a process name (TASK_COMM_LEN 16, with the NUL).
+COMM_LEN = 15
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    moment: Moment
+    offset_s: float | None
+    """Seconds relative to the victim's kill (negative: before it)."""
+    kind: str
+    """"warning", "invoked", "kill", "collateral", "reaped"."""
+    text: str
+    """The full text (for warnings, the kernel's line)."""
+    short: str
+    """The same in a few words, for the terminal."""
+    episode_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    query: str
+    episode: Episode
+    cause: str
+    """"kernel-oom" (global, cpuset or mempolicy) or "cgroup-oom"."""
+    incident: Incident | None
+    collateral: tuple[Episode, ...]
+    earliest_warning: KernelWarning | None
+    lead_time_s: float | None
+    timeline: tuple[TimelineEntry, ...]
+    memory: MemoryPicture | None
+
+
+def name_matches(query: str, comm: str) -> bool:
+    """Does a kernel comm name the queried process? Handles the 15-character cut."""
+    wanted = os.path.basename(query.rstrip("/")) or query
+    if comm == wanted:
+        return True
+    return len(comm) >= COMM_LEN and wanted[:COMM_LEN] == comm[:COMM_LEN]
+
+
+def find_deaths(analysis: Analysis, query: str) -> list[Episode]:
+    """Episodes whose victim is the queried name or pid, oldest first."""
+    if query.isdigit():
+        pid = int(query)
+        return [e for e in analysis.episodes if e.victim and e.victim.pid == pid]
+    return [e for e in analysis.episodes if e.victim and name_matches(query, e.victim.comm)]
+
+
+def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
+    incident = analysis.incident_of(episode)
+    members = [analysis.episode(i) for i in incident.episode_ids] if incident else [episode]
+    collateral = tuple(e for e in members if e.id != episode.id)
+    earliest = incident.earliest_warning if incident else None
+    lead = None
+    if earliest is not None:
+        lead = moment_gap(earliest.first, episode.moment)
+    return Story(
+        query=query,
+        episode=episode,
+        cause="cgroup-oom" if episode.constraint == "memcg" else "kernel-oom",
+        incident=incident,
+        collateral=collateral,
+        earliest_warning=earliest,
+        lead_time_s=lead,
+        timeline=_timeline(episode, members, incident),
+        memory=memory_picture(episode),
+    )
+
+
+def _timeline(
+    episode: Episode, members: list[Episode], incident: Incident | None
+) -> tuple[TimelineEntry, ...]:
+    kill = episode.moment
+    entries: list[TimelineEntry] = []
+
+    def add(
+        moment: Moment, kind: str, text: str, episode_id: int | None = None, short: str | None = None
+    ) -> None:
+        gap = moment_gap(kill, moment)
+        entries.append(TimelineEntry(moment, gap, kind, text, short or text, episode_id))
+
+    for warning in incident.warnings if incident else ():
+        repeat = f" (×{warning.count}, last {_short(warning.last)})" if warning.count > 1 else ""
+        summary = warning_summary(warning.kind, warning.key, warning.text)
+        add(warning.first, "warning", warning.text + repeat, short=summary + repeat)
+    for member in members:
+        if member.trigger is not None:
+            pid = f" (pid {member.trigger.pid})" if member.trigger.pid is not None else ""
+            add(member.began, "invoked", f"{member.trigger.comm}{pid} invoked the OOM killer", member.id)
+        if member.victim is not None:
+            kind = "kill" if member.id == episode.id else "collateral"
+            anon = member.victim.anon_rss_kb
+            size = f", anon-rss {kib(anon)}" if anon is not None else ""
+            add(
+                member.moment,
+                kind,
+                f"killed {member.victim.comm} (pid {member.victim.pid}{size})",
+                member.id,
+            )
+        if member.reaped is not None:
+            add(member.reaped.moment, "reaped", f"oom_reaper freed {member.reaped.comm}'s memory", member.id)
+    entries.sort(key=lambda e: (e.offset_s if e.offset_s is not None else 0.0, e.moment.seq))
+    return tuple(entries)
+
+
+def _short(moment: Moment) -> str:
+    if moment.time is not None:
+        return moment.time.strftime("%H:%M:%S")
+    if moment.uptime_s is not None:
+        return f"{moment.uptime_s:.0f}s"
+    return "?"

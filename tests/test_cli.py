@@ -1,0 +1,205 @@
+"""The command line in-process (CliRunner), plus one smoke test of the installed entry point."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, run
+
+SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
+SEED002 = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+REAL = FIXTURES / "real_memcg_v1_6.18" / "kernel.log"
+
+
+def why_json(*args: str) -> dict:
+    result = run("why", *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_why_tells_the_seed000_story() -> None:
+    story = why_json("llama-server", "-k", str(SEED000), "--tz", "UTC", "--year", "2026")
+    assert story["schema"] == "oomtrace/1"
+    assert (story["found"], story["cause"]) == (True, "kernel-oom")
+    episode = story["episode"]
+    assert episode["time"] == "2026-11-14T13:12:12+00:00"
+    assert episode["trigger"]["comm"] == "dashboard-servi"
+    assert episode["victim"]["pid"] == 1966928
+    assert episode["victim"]["anon_rss_kb"] == 31651260
+    assert episode["victim"]["oom_score_adj"] == 200
+    assert story["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert story["earliest_warning"]["count"] == 2
+    assert story["lead_time_s"] == 193.0
+    assert "unified-memory" in episode["outside_rss_note"]
+
+
+def test_why_finds_a_name_the_kernel_cut_to_15_characters() -> None:
+    story = why_json("kactivitymanagerd", "-k", str(SEED002), "--tz", "UTC")
+    assert story["episode"]["victim"]["comm"] == "kactivitymanage"
+    assert {c["victim"]["comm"] for c in story["collateral"]} == {"ds4-server", "pipewire", "dbus-daemon"}
+
+
+def test_why_by_pid_and_by_path() -> None:
+    assert why_json("124531", "-k", str(SEED002))["episode"]["victim"]["comm"] == "ds4-server"
+    assert why_json("/opt/ds4/ds4-server", "-k", str(SEED002))["episode"]["victim"]["pid"] == 124531
+
+
+def test_why_all_lists_every_death(tmp_path: Path) -> None:
+    log = tmp_path / "two.log"
+    log.write_text(REAL.read_text() + REAL.read_text().replace("2110", "2999"))
+    story = why_json("oomprobe-hog", "--all", "-k", str(log))
+    assert [s["episode"]["victim"]["pid"] for s in story["all"]] == [2110, 2999]
+    assert story["episode"]["victim"]["pid"] == 2999
+
+
+def test_not_found_exits_1_naming_the_victims_and_the_span() -> None:
+    result = run("why", "postgres", "-k", str(SEED002), "--tz", "UTC")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    message = result.stderr.strip()
+    assert message.startswith("oomtrace: error: no OOM kill of 'postgres'")
+    assert "2026-11-19 21:41:02+00:00 to 2026-11-19 21:47:35+00:00" in message
+    assert "ds4-server (pid 124531)" in message and "kactivitymanage (pid 3077)" in message
+    assert "\n" not in message
+
+
+def test_not_found_in_json_is_still_json() -> None:
+    result = run("why", "postgres", "-k", str(SEED002), "--format", "json")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["found"] is False
+    assert {v["comm"] for v in document["victims_in_input"]} >= {"ds4-server"}
+
+
+def test_list_json_contract() -> None:
+    result = run("list", "-k", str(SEED002), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    assert set(document) >= {"schema", "source", "episodes", "warnings", "incidents"}
+    episode = document["episodes"][0]
+    for key in ("killer", "time", "uptime_s", "raw_time", "trigger", "constraint", "memcg", "task_memcg", "victim", "tasks", "kernel", "reaped", "missing", "lines"):
+        assert key in episode
+    assert set(episode["trigger"]) >= {"comm", "pid", "gfp_mask", "order", "oom_score_adj"}
+    assert set(episode["victim"]) >= {"comm", "pid", "uid", "total_vm_kb", "anon_rss_kb", "file_rss_kb", "shmem_rss_kb", "pgtables_kb", "oom_score_adj"}
+    warning = document["warnings"][0]
+    assert set(warning) >= {"kind", "time", "uptime_s", "text", "count", "last_time"}
+    assert [i["episodes"] for i in document["incidents"]] == [[1, 2, 3, 4]]
+
+
+@pytest.mark.parametrize(("suffix", "opener"), [(".gz", gzip.open), (".xz", lzma.open), (".bz2", bz2.open)])
+def test_compressed_logs(tmp_path: Path, suffix: str, opener) -> None:  # type: ignore[no-untyped-def]
+    packed = tmp_path / f"kern.log{suffix}"
+    with opener(packed, "wb") as out:
+        out.write(SEED000.read_bytes())
+    assert why_json("llama-server", "-k", str(packed))["episode"]["victim"]["pid"] == 1966928
+
+
+def test_standard_input() -> None:
+    result = run("why", "llama-server", "-k", "-", "--format", "json", input=SEED000.read_bytes())
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["episode"]["victim"]["pid"] == 1966928
+
+
+def test_boot_time_turns_uptime_into_wall_time() -> None:
+    story = why_json("oomprobe-hog", "-k", str(REAL), "--boot-time", "2026-11-29 09:51:05", "--tz", "UTC")
+    assert story["episode"]["time"] == "2026-11-29T09:51:58.459428+00:00"
+    assert story["episode"]["uptime_s"] == 53.459428
+
+
+def test_without_boot_time_uptime_stays_uptime() -> None:
+    story = why_json("oomprobe-hog", "-k", str(REAL))
+    assert story["episode"]["time"] is None
+    assert story["episode"]["uptime_s"] == 53.459428
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-k", "/nonexistent/kern.log"], "cannot read /nonexistent/kern.log: no such file"),
+        (["-k", "/"], "it is a directory"),
+        (["--tz", "Mars/Olympus"], "unknown time zone 'Mars/Olympus'"),
+        (["--boot-time", "yesterday-ish", "-k", str(REAL)], "cannot read --boot-time"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], expected: str) -> None:
+    result = run("list", *args)
+    assert result.exit_code == 2
+    assert expected in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+def test_binary_file_is_refused(tmp_path: Path) -> None:
+    blob = tmp_path / "blob"
+    blob.write_bytes(bytes(range(256)) * 64)
+    result = run("list", "-k", str(blob))
+    assert result.exit_code == 2
+    assert "looks binary" in result.stderr
+
+
+def test_journal_file_gets_a_hint(tmp_path: Path) -> None:
+    journal = tmp_path / "system.journal"
+    journal.write_bytes(b"LPKSHHRH" + bytes(200))
+    result = run("list", "-k", str(journal))
+    assert result.exit_code == 2
+    assert "journalctl --file" in result.stderr
+
+
+def test_log_text_cannot_reach_the_terminal_as_escapes(tmp_path: Path) -> None:
+    evil = "\x1b]0;pwned\x07\x1b[2J"
+    log = tmp_path / "evil.log"
+    log.write_text(REAL.read_text().replace("oomprobe-hog", f"hog{evil}"))
+    result = run("list", "-k", str(log))
+    assert result.exit_code == 0
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "\\x1b]0;pwned" in result.stdout
+
+
+def test_rich_markup_in_names_is_shown_literally(tmp_path: Path) -> None:
+    log = tmp_path / "markup.log"
+    log.write_text(REAL.read_text().replace("oomprobe-hog", "[bold red]x"))
+    result = run("why", "[bold red]x", "-k", str(log))
+    assert result.exit_code == 0, result.output
+    assert "[bold red]x (pid 2110)" in result.stdout
+
+
+def test_output_file(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    result = run("list", "-k", str(REAL), "--format", "json", "--output", str(target))
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert json.loads(target.read_text())["episodes"][0]["victim"]["pid"] == 2110
+
+
+@pytest.mark.parametrize("command", [[], ["list"], ["why"]])
+def test_help_shows_examples(command: list[str]) -> None:
+    result = run(*command, "--help")
+    assert result.exit_code == 0
+    assert "Examples:" in result.stdout and "oomtrace " in result.stdout
+
+
+def test_installed_entry_point_runs() -> None:
+    executable = shutil.which("oomtrace") or str(Path(sys.executable).with_name("oomtrace"))
+    if not Path(executable).exists():
+        pytest.skip("the oomtrace entry point is not installed (pip install -e .)")
+    done = subprocess.run(
+        [executable, "why", "llama-server", "-k", str(SEED000), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["episode"]["victim"]["comm"] == "llama-server"
+    module = subprocess.run([sys.executable, "-m", "oomtrace", "--version"], capture_output=True, text=True, check=False)
+    assert module.returncode == 0 and "oomtrace" in module.stdout

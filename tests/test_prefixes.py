@@ -1,0 +1,202 @@
+"""The line-prefix grammar: every shape a kernel line arrives in."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from dateutil import tz
+
+from oomtrace.prefixes import LineSplitter, month_number
+
+UTC = tz.UTC
+MSG = "Out of memory: Killed process 7 (x) total-vm:1kB"
+
+
+def split_one(line: str, **kwargs: object) -> tuple[object, ...]:
+    splitter = LineSplitter("t", zone=UTC, year=2026, **kwargs)  # type: ignore[arg-type]
+    (record,) = splitter.split(line, 1)
+    return record.message, record.ident, record.host, record.stamp.wall, record.stamp.uptime
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "wall", "uptime"),
+    [
+        # dmesg, dmesg -r, dmesg -T (English and German), dmesg --time-format iso
+        (f"[ 5864.708440] {MSG}", None, None, 5864.70844),
+        (f"<3>[ 5864.708440] {MSG}", None, None, 5864.70844),
+        (
+            f"[Sun Nov 29 13:08:59 2026] {MSG}",
+            None,
+            datetime(2026, 11, 29, 13, 8, 59, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"[Di Aug 12 03:54:03 2025] {MSG}",
+            None,
+            datetime(2025, 8, 12, 3, 54, 3, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"2026-11-29T09:51:58,459402+00:00 {MSG}",
+            None,
+            datetime(2026, 11, 29, 9, 51, 58, 459402, tzinfo=timezone.utc),
+            None,
+        ),
+        # journalctl short, short-precise, short-iso, short-monotonic, cat
+        (
+            f"Nov 14 13:12:12 spark kernel: {MSG}",
+            "spark",
+            datetime(2026, 11, 14, 13, 12, 12, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"Nov 14 13:12:12.250000 spark kernel: {MSG}",
+            "spark",
+            datetime(2026, 11, 14, 13, 12, 12, 250000, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"2026-11-14T13:12:12+0100 spark kernel: {MSG}",
+            "spark",
+            datetime(2026, 11, 14, 12, 12, 12, tzinfo=timezone.utc),
+            None,
+        ),
+        (f"[ 5864.708440] spark kernel: {MSG}", "spark", None, 5864.70844),
+        (MSG, None, None, None),
+        # kern.log with and without [seconds] after kernel:, syslog <facility>, kernel: only
+        (
+            f"Jan  5 15:19:27 host kernel: [ 5864.708440] {MSG}",
+            "host",
+            datetime(2026, 1, 5, 15, 19, 27, tzinfo=timezone.utc),
+            5864.70844,
+        ),
+        (f"Jan  5 15:19:27 kernel: {MSG}", None, datetime(2026, 1, 5, 15, 19, 27, tzinfo=timezone.utc), None),
+        (
+            f"Apr 01 14:13:32 mysrv <kern.warning> kernel:{MSG}",
+            "mysrv",
+            datetime(2026, 4, 1, 14, 13, 32, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"Apr 01 14:13:32 mysrv: {MSG}",
+            "mysrv",
+            datetime(2026, 4, 1, 14, 13, 32, tzinfo=timezone.utc),
+            None,
+        ),
+        (f"kernel:{MSG}", None, None, None),
+        (f"kernel: {MSG}", None, None, None),
+        # RFC 3339 rsyslog (Ubuntu 24.04 kern.log) and localized journald months
+        (
+            f"2026-11-14T13:12:12.123456+00:00 spark kernel: {MSG}",
+            "spark",
+            datetime(2026, 11, 14, 13, 12, 12, 123456, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"Dez 14 13:12:12 spark kernel: {MSG}",
+            "spark",
+            datetime(2026, 12, 14, 13, 12, 12, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"déc. 14 13:12:12 spark kernel: {MSG}",
+            "spark",
+            datetime(2026, 12, 14, 13, 12, 12, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"мая 14 13:12:12 spark kernel: {MSG}",
+            "spark",
+            datetime(2026, 5, 14, 13, 12, 12, tzinfo=timezone.utc),
+            None,
+        ),
+        (
+            f"11月 14 13:12:12 spark kernel: {MSG}",
+            "spark",
+            datetime(2026, 11, 14, 13, 12, 12, tzinfo=timezone.utc),
+            None,
+        ),
+    ],
+)
+def test_each_prefix_yields_the_kernel_message(
+    line: str, host: str | None, wall: datetime | None, uptime: float | None
+) -> None:
+    message, ident, got_host, got_wall, got_uptime = split_one(line)
+    assert message == MSG
+    assert ident in ("kernel", None)
+    assert got_host == host
+    assert got_wall == wall
+    assert got_uptime == uptime
+
+
+def test_userspace_syslog_lines_keep_their_identifier() -> None:
+    message, ident, host, _, _ = split_one("Jan  5 15:19:01 host CRON[14500]: (root) CMD (touch x)")
+    assert (message, ident, host) == ("(root) CMD (touch x)", "CRON", "host")
+
+
+def test_rsyslog_hash012_joins_are_split() -> None:
+    splitter = LineSplitter("t", zone=UTC, year=2026)
+    records = splitter.split("Jan  5 15:19:27 h kernel: active_anon:1 inactive_anon:2#012 active_file:3", 1)
+    assert [r.message for r in records] == ["active_anon:1 inactive_anon:2", " active_file:3"]
+    assert all(r.stamp.wall is not None for r in records)
+
+
+def test_continuation_lines_inherit_the_stamp() -> None:
+    splitter = LineSplitter("t", zone=UTC, year=2026)
+    first = splitter.split("Nov 14 13:12:12 spark kernel: active_anon:1", 1)[0]
+    second = splitter.split("                                 active_file:3", 2)[0]
+    assert second.stamp == first.stamp
+    assert second.message.strip() == "active_file:3"
+
+
+def test_journal_json_lines() -> None:
+    entry = {
+        "MESSAGE": MSG,
+        "_TRANSPORT": "kernel",
+        "__REALTIME_TIMESTAMP": "1794661932000000",
+        "_SOURCE_MONOTONIC_TIMESTAMP": "5864708440",
+        "_BOOT_ID": "b1",
+        "_HOSTNAME": "spark",
+    }
+    message, ident, host, wall, uptime = split_one(json.dumps(entry))
+    assert (message, ident, host, uptime) == (MSG, "kernel", "spark", 5864.70844)
+    assert wall == datetime.fromtimestamp(1794661932, timezone.utc)
+
+
+def test_journal_json_byte_array_message() -> None:
+    entry = {"MESSAGE": list(MSG.encode()), "_TRANSPORT": "kernel"}
+    assert split_one(json.dumps(entry))[0] == MSG
+
+
+def test_syslog_year_comes_from_the_reference_and_rolls_back_over_new_year() -> None:
+    reference = datetime(2027, 1, 2, tzinfo=timezone.utc)
+    splitter = LineSplitter("t", zone=UTC, reference=reference)
+    december = splitter.split("Dec 31 23:59:59 h kernel: x", 1)[0]
+    january = splitter.split("Jan  1 00:00:01 h kernel: x", 2)[0]
+    assert december.stamp.wall is not None and december.stamp.wall.year == 2026
+    assert january.stamp.wall is not None and january.stamp.wall.year == 2027
+
+
+def test_uptime_going_backwards_starts_a_new_boot() -> None:
+    splitter = LineSplitter("t", zone=UTC)
+    boots = [
+        splitter.split(f"[{t}] x", i)[0].stamp.boot for i, t in enumerate(["100.0", "200.0", "1.5", "2.0"])
+    ]
+    assert boots == [0, 0, 1, 1]
+
+
+def test_zone_less_stamps_take_the_given_zone() -> None:
+    berlin = tz.gettz("Europe/Berlin")
+    splitter = LineSplitter("t", zone=berlin, year=2026)  # type: ignore[arg-type]
+    record = splitter.split("Nov 14 13:12:12 spark kernel: x", 1)[0]
+    assert record.stamp.wall is not None
+    assert record.stamp.wall.utcoffset().total_seconds() == 3600  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("name", "number"), [("Jan", 1), ("mär", 3), ("Mai", 5), ("okt.", 10), ("Dez", 12), ("xyz", None)]
+)
+def test_month_names(name: str, number: int | None) -> None:
+    assert month_number(name) == number
