@@ -87,10 +87,35 @@ def test_list_json_contract() -> None:
     document = json.loads(result.stdout)
     assert set(document) >= {"schema", "source", "episodes", "warnings", "incidents"}
     episode = document["episodes"][0]
-    for key in ("killer", "time", "uptime_s", "raw_time", "trigger", "constraint", "memcg", "task_memcg", "victim", "tasks", "kernel", "reaped", "missing", "lines"):
+    for key in (
+        "killer",
+        "time",
+        "uptime_s",
+        "raw_time",
+        "trigger",
+        "constraint",
+        "memcg",
+        "task_memcg",
+        "victim",
+        "tasks",
+        "kernel",
+        "reaped",
+        "missing",
+        "lines",
+    ):
         assert key in episode
     assert set(episode["trigger"]) >= {"comm", "pid", "gfp_mask", "order", "oom_score_adj"}
-    assert set(episode["victim"]) >= {"comm", "pid", "uid", "total_vm_kb", "anon_rss_kb", "file_rss_kb", "shmem_rss_kb", "pgtables_kb", "oom_score_adj"}
+    assert set(episode["victim"]) >= {
+        "comm",
+        "pid",
+        "uid",
+        "total_vm_kb",
+        "anon_rss_kb",
+        "file_rss_kb",
+        "shmem_rss_kb",
+        "pgtables_kb",
+        "oom_score_adj",
+    }
     warning = document["warnings"][0]
     assert set(warning) >= {"kind", "time", "uptime_s", "text", "count", "last_time"}
     assert [i["episodes"] for i in document["incidents"]] == [[1, 2, 3, 4]]
@@ -201,5 +226,7 @@ def test_installed_entry_point_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["episode"]["victim"]["comm"] == "llama-server"
-    module = subprocess.run([sys.executable, "-m", "oomtrace", "--version"], capture_output=True, text=True, check=False)
+    module = subprocess.run(
+        [sys.executable, "-m", "oomtrace", "--version"], capture_output=True, text=True, check=False
+    )
     assert module.returncode == 0 and "oomtrace" in module.stdout

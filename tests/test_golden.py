@@ -26,12 +26,19 @@ def _compare(case: Path, name: str, actual: str) -> None:
         expected_file.write_text(actual)
         if not UPDATE:
             pytest.fail(f"{expected_file} did not exist; wrote it: review and commit it")
-    assert actual == expected_file.read_text(), f"{expected_file} differs (OOMTRACE_UPDATE_GOLDEN=1 rewrites it)"
+    assert actual == expected_file.read_text(), (
+        f"{expected_file} differs (OOMTRACE_UPDATE_GOLDEN=1 rewrites it)"
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
-@pytest.mark.parametrize(("command", "output_format", "name"), [("why", "json", "why.json"), ("why", "text", "why.txt"), ("list", "text", "list.txt")])
-def test_golden(case: Path, command: str, output_format: str, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("command", "output_format", "name"),
+    [("why", "json", "why.json"), ("why", "text", "why.txt"), ("list", "text", "list.txt")],
+)
+def test_golden(
+    case: Path, command: str, output_format: str, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tomllib.loads((case / "case.toml").read_text())
     # Paths in the output are relative to the repository, as a user would type them.
     monkeypatch.chdir(FIXTURES.parent)

@@ -107,7 +107,7 @@ def test_a_real_oom_kill_is_found_and_explained(tmp_path: Path) -> None:
                 [sys.executable, "-c", CHILD, name],
                 stdout=log,
                 stderr=log,
-                preexec_fn=lambda: cgroup.procs.write_text(str(os.getpid())),  # noqa: PLW1509
+                preexec_fn=lambda: cgroup.procs.write_text(str(os.getpid())),
             )
             try:
                 child.wait(timeout=120)

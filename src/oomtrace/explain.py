@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from oomtrace.model import Episode, Trigger, Victim
@@ -238,3 +239,39 @@ def warning_summary(kind: str, key: str, text: str) -> str:
         comm, _, order = key.rpartition(":order")
         return f"{comm}: page allocation failure, order {order} ({kib(4 << int(order))})"
     return text
+
+
+_CONTAINER_ID = re.compile(
+    r"(?:docker|cri-containerd|crio|libpod)-([0-9a-f]{12,64})\.scope$|^([0-9a-f]{64})$"
+)
+_POD = re.compile(r"pod([0-9a-f_-]{36})")
+
+
+def cgroup_owner(path: str | None) -> str | None:
+    """Who a cgroup path belongs to: a systemd unit, a container, a pod, or a user manager."""
+    if not path:
+        return None
+    parts = [p for p in path.split("/") if p]
+    for part in reversed(parts):
+        container = _CONTAINER_ID.search(part)
+        if container:
+            full = container.group(1) or container.group(2)
+            pod = _POD.search(path)
+            where = f" in Kubernetes pod {pod.group(1).replace('_', '-')}" if pod else ""
+            return f"container {full[:12]}{where}"
+    if len(parts) >= 2 and parts[-2] in ("docker", "lxc", "machine.slice"):
+        return f"{'container' if parts[-2] != 'lxc' else 'LXC container'} {parts[-1][:12]}"
+    if "lxc" in parts:
+        index = parts.index("lxc")
+        if index + 1 < len(parts):
+            return f"LXC container {parts[index + 1]}"
+    units = [p for p in parts if p.endswith((".service", ".scope"))]
+    if units:
+        unit = units[-1]
+        manager = next((p for p in parts if p.startswith("user@") and p.endswith(".service")), None)
+        if manager and manager != unit:
+            return f"unit {unit} of the user manager {manager}"
+        if unit.startswith("session-") and unit.endswith(".scope"):
+            return f"login session {unit.removesuffix('.scope').removeprefix('session-')}"
+        return f"unit {unit}"
+    return None

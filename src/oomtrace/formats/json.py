@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from oomtrace.explain import MemoryPicture, adj_origin, outside_rss_note, request
+from oomtrace.explain import MemoryPicture, adj_origin, cgroup_owner, outside_rss_note, request
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
 from oomtrace.story import Story, TimelineEntry
@@ -76,7 +76,9 @@ def episode_json(episode: Episode) -> dict[str, Any]:
     moment = episode.moment
     victim = asdict(episode.victim) if episode.victim else None
     if victim is not None:
-        victim["oom_score_adj_origin"] = adj_origin(episode.victim.oom_score_adj) if episode.victim else None
+        victim["oom_score_adj_origin"] = (
+            adj_origin(episode.victim.oom_score_adj, episode.task_memcg) if episode.victim else None
+        )
     return {
         "id": episode.id,
         "killer": episode.killer,
@@ -90,7 +92,9 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         "constraint": episode.constraint,
         "constraint_from": episode.constraint_from,
         "memcg": episode.memcg,
+        "memcg_owner": cgroup_owner(episode.memcg),
         "task_memcg": episode.task_memcg,
+        "task_memcg_owner": cgroup_owner(episode.task_memcg),
         "victim": victim,
         "outside_rss_note": outside_rss_note(episode.victim),
         "chosen": asdict(episode.chosen) if episode.chosen else None,

@@ -12,6 +12,7 @@ from oomtrace.episodes import moment_gap
 from oomtrace.explain import (
     MemoryPicture,
     adj_origin,
+    cgroup_owner,
     driver_frames,
     outside_rss_note,
     request,
@@ -93,7 +94,8 @@ class TextFormat(Format):
         headline.append(" was killed by the kernel OOM killer: ")
         headline.append(_t(_CONSTRAINT_WORDS.get(episode.constraint or "", "constraint unknown")))
         if episode.constraint == "memcg" and episode.memcg:
-            headline.append(_t(f" ({episode.memcg})"))
+            owner = cgroup_owner(episode.memcg)
+            headline.append(_t(f" ({episode.memcg}{', ' + owner if owner else ''})"))
         self.console.print(Panel(headline, title=_t(f"oomtrace why {story.query}"), title_align="left"))
         self.console.print(self._facts(story))
         if story.memory is not None:
@@ -117,7 +119,8 @@ class TextFormat(Format):
         else:
             grid.add_row("Invoked by", _t("not in the log (the report header is missing)", "dim"))
         if episode.task_memcg:
-            grid.add_row("Its cgroup", _t(episode.task_memcg))
+            owner = cgroup_owner(episode.task_memcg)
+            grid.add_row("Its cgroup", _t(episode.task_memcg + (f" ({owner})" if owner else "")))
         sizes = [
             f"anon-rss {kib(victim.anon_rss_kb)}",
             f"file-rss {kib(victim.file_rss_kb)}" if victim.file_rss_kb is not None else None,

@@ -1,0 +1,164 @@
+"""Episode assembly: cut, mixed and rate-limited reports, incidents and warning runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dateutil import tz
+
+from oomtrace.analyze import analyze
+from oomtrace.episodes import EpisodeBuilder
+from oomtrace.model import Analysis
+from oomtrace.parse import parse_record
+from oomtrace.prefixes import LineSplitter
+from oomtrace.sources.textfile import KernelLogFile
+from tests.conftest import FIXTURES
+
+GOLDEN_LOGS = sorted(FIXTURES.glob("*/kernel.log"))
+
+
+def analyze_lines(lines: list[str], source: str = "t") -> Analysis:
+    builder = EpisodeBuilder()
+    builder.begin_source(source, "file")
+    splitter = LineSplitter(source, zone=tz.UTC, year=2026)
+    for number, line in enumerate(lines, start=1):
+        for record in splitter.split(line, number):
+            builder.feed(record, parse_record(record))
+    return builder.finish()
+
+
+def kill_pids(lines: list[str]) -> set[int]:
+    return {e.victim.pid for e in analyze_lines(lines).episodes if e.victim}
+
+
+@pytest.mark.parametrize("log", GOLDEN_LOGS, ids=lambda p: p.parent.name)
+def test_a_report_cut_at_any_line_keeps_what_it_holds(log: Path) -> None:
+    lines = log.read_text().splitlines()
+    whole = kill_pids(lines)
+    for cut in range(len(lines) + 1):
+        head, tail = lines[:cut], lines[cut:]
+        for part in (head, tail):
+            analysis = analyze_lines(part)
+            surviving = {int(x) for line in part for x in _killed_pid(line)}
+            assert {e.victim.pid for e in analysis.episodes if e.victim} == surviving & whole
+            for episode in analysis.episodes:
+                if episode.victim is None or episode.trigger is None:
+                    assert episode.missing, "a cut report must say what it lacks"
+
+
+def _killed_pid(line: str) -> list[str]:
+    marker = "Killed process "
+    if marker not in line:
+        return []
+    return [line.split(marker, 1)[1].split()[0].rstrip(",")]
+
+
+@pytest.mark.parametrize("log", GOLDEN_LOGS, ids=lambda p: p.parent.name)
+def test_dropping_any_one_line_keeps_every_surviving_kill(log: Path) -> None:
+    lines = log.read_text().splitlines()
+    whole = kill_pids(lines)
+    for dropped in range(len(lines)):
+        rest = lines[:dropped] + lines[dropped + 1 :]
+        expected = {int(x) for line in rest for x in _killed_pid(line)} & whole
+        assert kill_pids(rest) == expected
+
+
+def test_rate_limited_kills_become_header_less_episodes() -> None:
+    analysis = analyze_lines(
+        [
+            "[  100.000001] oom_kill_process: 7 callbacks suppressed",
+            "[  100.000002] Out of memory: Killed process 42 (worker) total-vm:1000kB, anon-rss:900kB, "
+            "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:12kB oom_score_adj:0",
+        ]
+    )
+    (episode,) = analysis.episodes
+    assert episode.victim is not None and episode.victim.pid == 42
+    assert episode.suppressed_reports == 7
+    assert "header" in episode.missing and "kill" not in episode.missing
+    assert episode.constraint == "global"
+
+
+def test_a_page_allocation_failure_dump_is_not_an_oom_episode() -> None:
+    log = FIXTURES / "seed004_tensorfold_cotenant_gb10" / "kernel.log"
+    analysis = analyze([KernelLogFile(str(log), tz.UTC)])
+    assert len(analysis.episodes) == 1
+    assert {w.kind for w in analysis.warnings} == {"nvrm-xid", "nvrm-no-memory", "page-allocation-failure"}
+
+
+def test_eight_kib_pages_are_inferred() -> None:
+    # sparc64 prints the same report with 8 KiB pages: rss in pages, the kill line in kB.
+    analysis = analyze_lines(
+        [
+            "big invoked oom-killer: gfp_mask=0x201da, order=0, oom_score_adj=0",
+            "[ pid ]   uid  tgid total_vm      rss nr_ptes swapents oom_score_adj name",
+            "[ 7001]     0  7001   200000   100000      90        0             0 big",
+            "Out of memory: Kill process 7001 (big) score 900 or sacrifice child",
+            "Killed process 7001 (big) total-vm:1600000kB, anon-rss:799000kB, file-rss:1000kB, shmem-rss:0kB",
+        ]
+    )
+    assert analysis.episodes[0].page_size_kb == 8
+
+
+def test_kills_within_a_minute_are_one_incident_and_later_ones_another() -> None:
+    def kill(when: str, pid: int) -> str:
+        return f"2026-11-14T{when}+00:00 h kernel: Out of memory: Killed process {pid} (p{pid}) total-vm:1kB, anon-rss:1kB, file-rss:0kB"
+
+    analysis = analyze_lines([kill("10:00:00", 1), kill("10:00:30", 2), kill("10:05:00", 3)])
+    assert [i.episode_ids for i in analysis.incidents] == [(1, 2), (3,)]
+
+
+def test_warnings_collapse_and_only_recent_ones_count() -> None:
+    nvrm = "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from _memdescAllocInternal(pMemDesc)"
+    lines = [
+        f"2026-11-14T07:00:00+00:00 h kernel: {nvrm}",  # three hours before: not this incident's
+        f"2026-11-14T09:58:00+00:00 h kernel: {nvrm}",
+        f"2026-11-14T09:59:00+00:00 h kernel: {nvrm}",
+        "2026-11-14T10:00:00+00:00 h kernel: Out of memory: Killed process 9 (x) total-vm:1kB, anon-rss:1kB, file-rss:0kB",
+    ]
+    analysis = analyze_lines(lines)
+    assert [(w.count, w.first.line) for w in analysis.warnings] == [(1, 1), (2, 2)]
+    (incident,) = analysis.incidents
+    assert incident.earliest_warning is not None and incident.earliest_warning.first.line == 2
+    assert incident.lead_time_s == 120.0
+
+
+def test_two_boots_in_one_file_keep_their_own_boot_times() -> None:
+    lines = [
+        "Nov 14 10:00:00 h kernel: [  100.000000] first boot line",
+        "Nov 14 10:00:01 h kernel: [  101.000000] Out of memory: Killed process 1 (a) total-vm:1kB, anon-rss:1kB, file-rss:0kB",
+        "[    5.000000] Out of memory: Killed process 2 (b) total-vm:1kB, anon-rss:1kB, file-rss:0kB",
+        "Nov 14 12:00:10 h kernel: [   10.000000] second boot line",
+    ]
+    analysis = analyze_lines(lines)
+    first, second = analysis.episodes
+    assert first.moment.time is not None and first.moment.time.strftime("%H:%M:%S") == "10:00:01"
+    assert second.moment.boot != first.moment.boot
+    assert second.moment.time is not None and second.moment.time.strftime("%H:%M:%S") == "12:00:05"
+
+
+def test_files_are_merged_in_time_order(tmp_path: Path) -> None:
+    old = tmp_path / "kern.log.1"
+    new = tmp_path / "kern.log"
+    old.write_text(
+        "2026-11-13T10:00:00+00:00 h kernel: Out of memory: Killed process 1 (old) total-vm:1kB, anon-rss:1kB, file-rss:0kB\n"
+    )
+    new.write_text(
+        "2026-11-14T10:00:00+00:00 h kernel: Out of memory: Killed process 2 (new) total-vm:1kB, anon-rss:1kB, file-rss:0kB\n"
+    )
+    analysis = analyze([KernelLogFile(str(new), tz.UTC), KernelLogFile(str(old), tz.UTC)])
+    assert [e.victim.comm for e in analysis.episodes if e.victim] == ["old", "new"]
+
+
+def test_the_chosen_parent_and_its_killed_child() -> None:
+    log = FIXTURES / "rhel6_2.6.32_messages" / "kernel.log"
+    (episode,) = analyze([KernelLogFile(str(log), tz.UTC, year=2026)]).episodes
+    assert episode.chosen is not None and episode.chosen.pid == 4410
+    assert episode.victim is not None and episode.victim.pid == 4417
+    assert episode.victim.uid == 501
+
+
+def test_oom_looking_lines_that_do_not_parse_are_counted() -> None:
+    analysis = analyze_lines(["Killed process garbage here", "x invoked oom-killer: nonsense"])
+    assert analysis.unparsed_count == 2
+    assert analysis.episodes == ()
