@@ -230,3 +230,31 @@ def test_installed_entry_point_runs() -> None:
         [sys.executable, "-m", "oomtrace", "--version"], capture_output=True, text=True, check=False
     )
     assert module.returncode == 0 and "oomtrace" in module.stdout
+
+
+def test_unreadable_file_says_how_to_fix_it() -> None:
+    # Even root cannot read this write-only sysctl: a real permission error.
+    target = "/proc/sys/vm/compact_memory"
+    if not os.path.exists(target):
+        pytest.skip(f"{target} is not on this machine")
+    result = run("list", "-k", target)
+    assert result.exit_code == 2
+    assert "permission denied" in result.stderr and "sudo" in result.stderr
+
+
+def test_empty_and_unknown_inputs(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    result = run("list", "-k", str(empty))
+    assert result.exit_code == 2 and "is empty" in result.stderr
+    app_log = tmp_path / "app.log"
+    app_log.write_text("starting server\nlistening on :8080\n")
+    result = run("why", "x", "-k", str(app_log))
+    assert result.exit_code == 2
+    assert "does not look like a kernel log" in result.stderr and "journalctl" in result.stderr
+
+
+def test_debug_shows_the_traceback() -> None:
+    result = run("--debug", "list", "-k", "/nonexistent/kern.log")
+    assert result.exit_code == 2
+    assert "Traceback" in result.stderr and "InputError" in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from oomtrace.episodes import EpisodeBuilder
+from oomtrace.errors import InputError
 from oomtrace.model import Analysis
 from oomtrace.parse import parse_record
 from oomtrace.sources.base import Source
@@ -16,4 +17,18 @@ def analyze(sources: Iterable[Source]) -> Analysis:
         builder.begin_source(source.name, source.kind, source.boot_time())
         for record in source.records():
             builder.feed(record, parse_record(record))
-    return builder.finish()
+    analysis = builder.finish()
+    for summary in analysis.sources:
+        if summary.records and not summary.recognised and not summary.events:
+            raise InputError(
+                f"{summary.name} does not look like a kernel log: no line has a known prefix and "
+                "none is part of an OOM report",
+                hint=f"understood: {UNDERSTOOD}",
+            )
+    return analysis
+
+
+UNDERSTOOD = (
+    "dmesg (plain, -r, -T, --time-format iso), journalctl -k (short, short-precise, short-iso, "
+    "short-monotonic, cat, -o json), /var/log/kern.log or /var/log/messages, and raw OOM reports"
+)

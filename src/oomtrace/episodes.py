@@ -130,13 +130,16 @@ class EpisodeBuilder:
     def begin_source(self, name: str, kind: str, boot_time: datetime | None = None) -> None:
         """Start reading a source; `boot_time` converts its uptimes to wall time."""
         self._close_current()
-        self._sources[name] = {"kind": kind, "records": 0, "first": None, "last": None}
+        self._sources[name] = _new_source_info(kind)
         if boot_time is not None:
             self._offsets[(name, 0)] = boot_time
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
         self._seq += 1
         self._note_span(record)
+        if event is not None:
+            info = self._sources[record.source]
+            info["events"] = int(info["events"]) + 1  # type: ignore[call-overload]
         if event is None:
             if record.is_kernel and any(word in record.message for word in _OOM_WORDS):
                 self._note_unparsed(record)
@@ -266,13 +269,14 @@ class EpisodeBuilder:
     # ---- bookkeeping --------------------------------------------------------------
 
     def _note_span(self, record: Record) -> None:
-        info = self._sources.setdefault(
-            record.source, {"kind": "file", "records": 0, "first": None, "last": None}
-        )
+        info = self._sources.setdefault(record.source, _new_source_info("file"))
         info["records"] = int(info["records"]) + 1  # type: ignore[call-overload]
         stamp = record.stamp
         if stamp.wall is None and stamp.uptime is None:
+            if record.ident is not None:
+                info["recognised"] = int(info["recognised"]) + 1  # type: ignore[call-overload]
             return
+        info["recognised"] = int(info["recognised"]) + 1  # type: ignore[call-overload]
         if stamp.wall is not None and stamp.uptime is not None:
             self._offsets.setdefault(
                 (record.source, stamp.boot), stamp.wall - timedelta(seconds=stamp.uptime)
@@ -348,6 +352,8 @@ class EpisodeBuilder:
             name=name,
             kind=str(info["kind"]),
             records=int(info["records"]),  # type: ignore[call-overload]
+            recognised=int(info["recognised"]),  # type: ignore[call-overload]
+            events=int(info["events"]),  # type: ignore[call-overload]
             first=moment(info["first"]),
             last=moment(info["last"]),
         )
@@ -604,6 +610,10 @@ class _Freezer:
         if draft.kill is None and not self.all(ev.NoKillable) and not self.all(ev.OomPanic):
             missing.append("kill")
         return tuple(missing)
+
+
+def _new_source_info(kind: str) -> dict[str, object]:
+    return {"kind": kind, "records": 0, "recognised": 0, "events": 0, "first": None, "last": None}
 
 
 def _kernel_at_least(release: str, version: tuple[int, int]) -> bool:

@@ -183,6 +183,10 @@ class SourceSummary:
     name: str
     kind: str
     records: int
+    recognised: int
+    """Records with a known log prefix (a stamp or a syslog tag)."""
+    events: int
+    """Records that were part of an OOM story (report lines, kills, warnings)."""
     first: Moment | None
     last: Moment | None
 

@@ -77,11 +77,16 @@ _VM_ENOUGH = re.compile(r"__vm_enough_memory: pid: (?P<pid>\d+), comm: (?P<comm>
 _INT = re.compile(r"-?\d+")
 
 
+# printk cuts a record at 1024 bytes; anything longer is not one kernel line, and cutting it
+# keeps every regex below linear in the input however hostile the line.
+MAX_MESSAGE = 4096
+
+
 def parse_record(record: Record) -> ev.Event | None:
     """The event one kernel record holds, or None for lines that do not matter here."""
     if not record.is_kernel:
         return None
-    text = record.message.strip()
+    text = record.message[:MAX_MESSAGE].strip()
     if not text:
         return None
     for needle, parser in _PARSERS:

@@ -222,11 +222,10 @@ class LineSplitter:
             return None
         message = _json_message(entry.get("MESSAGE"))
         transport = entry.get("_TRANSPORT")
-        identifier = entry.get("SYSLOG_IDENTIFIER")
-        ident = identifier if isinstance(identifier, str) else None
+        ident = _clean(entry.get("SYSLOG_IDENTIFIER"))
         if transport == "kernel":
             ident = "kernel"
-        host = entry.get("_HOSTNAME")
+        host = _clean(entry.get("_HOSTNAME"))
         wall = None
         raw = ""
         realtime = entry.get("__REALTIME_TIMESTAMP")
@@ -262,9 +261,16 @@ def _syslog_rest(rest: str, *, tagless_is_host: bool) -> tuple[str, str | None, 
     return match.group("msg"), tag, host
 
 
+def _clean(value: object) -> str | None:
+    """A JSON string without lone surrogates (\\ud800 escapes), which no output could encode."""
+    if not isinstance(value, str):
+        return None
+    return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def _json_message(value: object) -> str:
     if isinstance(value, str):
-        return value
+        return _clean(value) or ""
     if isinstance(value, list):
         # journald exports non-UTF-8 or binary messages as an array of byte values.
         return bytes(v for v in value if isinstance(v, int) and 0 <= v < 256).decode("utf-8", "replace")

@@ -50,9 +50,15 @@ class KernelLogFile(Source):
 
     def records(self) -> Iterator[Record]:
         splitter = LineSplitter(self.name, zone=self.zone, reference=self._reference_time(), year=self.year)
+        line_no = 0
         with self._open() as text:
             for line_no, line in enumerate(text, start=1):
                 yield from splitter.split(line, line_no)
+        if line_no == 0:
+            raise InputError(
+                f"{self.name} is empty",
+                hint="nothing was captured; for the boot that crashed try: journalctl -k -b -1 > kern.txt",
+            )
 
     def _reference_time(self) -> datetime:
         """Syslog stamps carry no year: the file's modification time supplies it."""
@@ -83,7 +89,8 @@ class KernelLogFile(Source):
                 f"{self.name} looks binary, not a text kernel log",
                 hint="pass dmesg, journalctl or /var/log/kern.log output",
             )
-        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+        # Only \n ends a line: a lone \r inside a name stays in it (and is shown inert).
+        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
 
     def _open_binary(self) -> io.BufferedReader:
         if self.path == "-":
@@ -116,7 +123,9 @@ def _safe_peek(raw: io.BufferedReader, name: str) -> bytes:
 
 
 def _looks_binary(head: bytes) -> bool:
+    """Binary, not a log with a run of NULs (what a crash leaves in a file being appended to)."""
     if not head:
         return False
-    control = sum(1 for b in head if b < 9 or 13 < b < 32)
-    return control / len(head) > _BINARY_SHARE
+    nul = head.count(0)
+    control = sum(1 for b in head if 0 < b < 9 or 13 < b < 32)
+    return control / len(head) > _BINARY_SHARE or nul / len(head) > 0.5

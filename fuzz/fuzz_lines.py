@@ -1,0 +1,43 @@
+"""Coverage-guided fuzzing (atheris) of the whole line pipeline: prefixes, grammar, episodes, JSON.
+
+Run: python fuzz/fuzz_lines.py -max_total_time=300 fixtures/*/  (seeds: the shipped reports).
+tests/test_fuzz.py runs it for a bounded time in CI.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import atheris
+
+with atheris.instrument_imports():
+    from dateutil import tz
+    from rich.console import Console
+
+    from oomtrace.episodes import EpisodeBuilder
+    from oomtrace.formats.json import JsonFormat
+    from oomtrace.formats.text import TextFormat
+    from oomtrace.parse import parse_record
+    from oomtrace.prefixes import LineSplitter
+
+
+def one_input(data: bytes) -> None:
+    text = data.decode("utf-8", "replace")
+    builder = EpisodeBuilder()
+    builder.begin_source("fuzz", "file")
+    splitter = LineSplitter("fuzz", zone=tz.UTC, year=2026)
+    for number, line in enumerate(text.split("\n"), start=1):
+        for record in splitter.split(line, number):
+            builder.feed(record, parse_record(record))
+    analysis = builder.finish()
+    out = io.StringIO()
+    JsonFormat(Console(file=out)).list_episodes(analysis)
+    json.loads(out.getvalue())
+    TextFormat(Console(file=io.StringIO(), width=80)).list_episodes(analysis)
+
+
+if __name__ == "__main__":
+    atheris.Setup(sys.argv, one_input)
+    atheris.Fuzz()

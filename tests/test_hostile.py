@@ -1,0 +1,221 @@
+"""Hostile and broken input: arbitrary bytes, mangled pastes, escapes. Never a traceback."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oomtrace.errors import InputError
+from tests.conftest import CORPUS, FIXTURES, run
+
+REPORTS = sorted(FIXTURES.glob("*/kernel.log")) + (
+    sorted(CORPUS.glob("oomanalyser/*.txt")) + sorted(CORPUS.glob("peers/*")) if CORPUS.is_dir() else []
+)
+KILL = re.compile(r"Killed process (\d+)")
+EPISODE_KEYS = {
+    "killer",
+    "time",
+    "uptime_s",
+    "raw_time",
+    "trigger",
+    "constraint",
+    "memcg",
+    "task_memcg",
+    "victim",
+    "tasks",
+    "kernel",
+    "reaped",
+    "missing",
+    "lines",
+}
+SETTINGS = settings(
+    max_examples=int(__import__("os").environ.get("OOMTRACE_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def list_json(path: Path) -> dict | None:
+    """`oomtrace list --format json` on a file: the document, or None for a clean exit-2 refusal."""
+    result = run("list", "-k", str(path), "--format", "json", "--tz", "UTC", "--year", "2026")
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        assert result.stderr.startswith("oomtrace: error: ") and result.stderr.count("\n") == 1
+        return None
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["schema"] == "oomtrace/1"
+    for episode in document["episodes"]:
+        assert set(episode) >= EPISODE_KEYS
+    return document
+
+
+def reported_pids(document: dict | None) -> set[int]:
+    if document is None:
+        return set()
+    return {e["victim"]["pid"] for e in document["episodes"] if e["victim"]}
+
+
+@SETTINGS
+@given(data=st.binary(max_size=4096))
+def test_arbitrary_bytes(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "blob"
+    path.write_bytes(data)
+    list_json(path)
+
+
+@SETTINGS
+@given(text=st.text(max_size=2048))
+def test_arbitrary_text(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "text.log"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    list_json(path)
+
+
+def _mutate(lines: list[str], other: list[str], choice: int, position: int) -> list[str]:
+    """One of the ways real pastes get mangled; `position` picks where."""
+    at = position % (len(lines) + 1)
+    if choice == 0:  # a line dropped
+        return lines[:at] + lines[at + 1 :]
+    if choice == 1:  # lines duplicated
+        return lines[:at] + lines[at : at + 3] + lines[at:]
+    if choice == 2:  # lines of another report interleaved
+        return lines[:at] + other[: 1 + position % 40] + lines[at:]
+    if choice == 3:  # CRLF endings
+        return [line + "\r" for line in lines]
+    if choice == 4:  # tabs in place of the indentation
+        return [line.replace("  ", "\t") for line in lines]
+    if choice == 5:  # NUL bytes (a crash leaves runs of them)
+        return [*lines[:at], "\x00" * (position % 300), *lines[at:]]
+    if choice == 6:  # a 1 MB line
+        return [*lines[:at], "x" * 1000000, *lines[at:]]
+    if choice == 7:  # time going backwards: the halves swapped
+        return lines[at:] + lines[:at]
+    if choice == 8:  # two boots in one file
+        return lines + lines
+    if choice == 9:  # the ring buffer starts mid-report
+        return lines[at:]
+    return lines
+
+
+@SETTINGS
+@given(
+    report=st.sampled_from(REPORTS),
+    other=st.sampled_from(REPORTS),
+    mutations=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 10_000)), min_size=1, max_size=3),
+)
+def test_mutated_reports_keep_every_surviving_kill(
+    tmp_path: Path, report: Path, other: Path, mutations: list[tuple[int, int]]
+) -> None:
+    original = report.read_text(errors="replace").splitlines()
+    lines = original
+    for choice, position in mutations:
+        lines = _mutate(lines, other.read_text(errors="replace").splitlines(), choice, position)
+    path = tmp_path / "mutated.log"
+    path.write_text("\n".join(lines) + "\n", errors="surrogatepass")
+    document = list_json(path)
+    # A kill line that survived byte for byte is still reported with the same pid.
+    survivors = {line.rstrip("\r") for line in lines} & set(original)
+    expected = {int(m.group(1)) for line in survivors if (m := KILL.search(line))}
+    assert expected <= reported_pids(document)
+
+
+def test_invalid_utf8_inside_a_report(tmp_path: Path) -> None:
+    data = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_bytes()
+    path = tmp_path / "latin1.log"
+    path.write_bytes(data.replace(b"dashboard-servi", b"dashb\xff\xfe-servi"))
+    assert reported_pids(list_json(path)) == {1966928}
+
+
+def test_terminal_wrap_padding_inside_numbers(tmp_path: Path) -> None:
+    text = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text()
+    path = tmp_path / "wrapped.log"
+    path.write_text(text.replace("anon-rss:31651260kB", "anon-rss:31651260      kB"))
+    document = list_json(path)
+    assert document is not None
+    assert document["episodes"][0]["victim"]["anon_rss_kb"] == 31651260
+
+
+@pytest.mark.parametrize(
+    "needle",
+    [
+        "Killed process 1 (",
+        "invoked oom-killer: gfp_mask=0x1,",
+        "a:1",
+        "Node 0 DMA free:1kB",
+        "[ 1] ",
+        "oom-kill:",
+        "NVRM: Xid (",
+        "Kill process 1 (",
+    ],
+)
+def test_a_pathological_megabyte_line_is_read_in_linear_time(tmp_path: Path, needle: str) -> None:
+    # Each line is built to make a backtracking regex explode; parsing must stay linear.
+    hostile = needle + ("a:1" * 50_000) + ("(" * 100_000) + ")" + ("1 " * 100_000)
+    path = tmp_path / "hostile.log"
+    path.write_text(f"[ 1.0] {hostile}\n" * 3)
+    started = time.monotonic()
+    list_json(path)
+    assert time.monotonic() - started < 20, "parsing must not backtrack on long lines"
+
+
+@pytest.mark.parametrize(
+    "evil",
+    [
+        "\x1b[31mred\x1b[0m",
+        "\x1b]8;;http://x\x07link\x1b]8;;\x07",
+        "\x1b]0;title\x07",
+        "a\rb",
+        "\x9b31m",
+        "\u202egnp.exe",
+        "\x08\x08",
+        "[red]markup[/red]",
+    ],
+)
+def test_escapes_in_log_text_are_inert_in_the_terminal(tmp_path: Path, evil: str) -> None:
+    text = (FIXTURES / "real_memcg_v1_6.18" / "kernel.log").read_text()
+    path = tmp_path / "evil.log"
+    path.write_text(text.replace("oomprobe-hog", f"hog{evil}"), errors="surrogatepass")
+    for command in (["list"], ["why", "2110"]):
+        result = run(*command, "-k", str(path))
+        assert result.exit_code == 0, result.output
+        for char in ("\x1b", "\x07", "\r", "\x9b", "\u202e", "\x08"):
+            assert char not in result.stdout
+        if evil.startswith("["):
+            assert evil in result.stdout
+
+
+def test_lone_surrogates_in_journal_json_do_not_break_output(tmp_path: Path) -> None:
+    entry = '{"MESSAGE": "Out of memory: Killed process 5 (x\\ud800) total-vm:1kB, anon-rss:1kB, file-rss:0kB", "_TRANSPORT": "kernel", "__REALTIME_TIMESTAMP": "1794661932000000"}'
+    path = tmp_path / "journal.json"
+    path.write_text(entry + "\n")
+    assert reported_pids(list_json(path)) == {5}
+
+
+def test_a_log_with_a_crash_hole_of_nuls_is_still_read(tmp_path: Path) -> None:
+    data = (FIXTURES / "real_memcg_v1_6.18" / "kernel.log").read_bytes()
+    path = tmp_path / "holes.log"
+    path.write_bytes(data[:200] + b"\x00" * 1000 + data[200:])
+    assert 2110 in reported_pids(list_json(path))
+
+
+@pytest.mark.parametrize(
+    "case", sorted((Path(__file__).parent / "corpus").glob("*.log")), ids=lambda p: p.name
+)
+def test_regression_corpus(case: Path) -> None:
+    """Every input that once broke oomtrace, kept so it never does again."""
+    expected_file = case.with_suffix(".pids")
+    document = list_json(case)
+    if expected_file.exists():
+        expected = {int(x) for x in expected_file.read_text().split()}
+        assert reported_pids(document) == expected
+
+
+def test_input_error_is_the_base_for_source_failures() -> None:
+    assert issubclass(InputError, Exception)
