@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from oomtrace.model import Episode, Trigger, Victim
+from oomtrace.allocation import call_path, request
+from oomtrace.badness import Ranking, rank
+from oomtrace.model import Episode, Victim
 from oomtrace.units import kib
 
 # A victim whose address space is this many times its resident set, and at least this much
@@ -72,17 +74,6 @@ def outside_rss_note(victim: Victim | None) -> str | None:
         "process's RSS, so anon-rss understates what it held; elsewhere this is usually mapped but "
         "untouched memory (mmap'd weights, allocator reservations)"
     )
-
-
-def request(trigger: Trigger | None, page_size_kb: int) -> str | None:
-    """What the allocation that failed asked for: order N → size, with the GFP flags."""
-    if trigger is None:
-        return None
-    if trigger.order < 0:
-        return "no allocation: the killer was invoked by hand (sysrq-f, order=-1)"
-    size = kib(page_size_kb * (1 << trigger.order))
-    flags = trigger.gfp_flags or trigger.gfp_mask
-    return f"an order-{trigger.order} allocation ({size}, {flags})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,3 +266,124 @@ def cgroup_owner(path: str | None) -> str | None:
             return f"login session {unit.removesuffix('.scope').removeprefix('session-')}"
         return f"unit {unit}"
     return None
+
+
+def victim_reason(episode: Episode, ranking: Ranking | None) -> str | None:
+    """Why the kernel took this victim, from the recomputed badness of every task."""
+    if ranking is None or ranking.victim is None or episode.victim is None:
+        if episode.chosen and episode.victim and episode.chosen.pid != episode.victim.pid:
+            return _child_note(episode)
+        return None
+    victim = ranking.victim
+    count = len(ranking.candidates)
+    page_kb = episode.page_size_kb
+    if ranking.victim_rank == 1:
+        parts = [f"highest badness of the {count} killable tasks in the report"]
+    else:
+        parts = [f"ranked {ranking.victim_rank} of {count} killable tasks by badness"]
+    top = ranking.top_without_adj
+    adj = victim.oom_score_adj
+    if top is not None and top.pid != victim.pid and ranking.victim_rank == 1:
+        if adj:
+            parts.append(
+                f"without oom_score_adj {adj}, {top.name} (pid {top.pid}, {kib(top.points * page_kb)}) "
+                "would have been chosen"
+            )
+    elif top is not None and top.pid == victim.pid:
+        parts.append(
+            f"it was also the largest by size ({kib(victim.points * page_kb)} of rss, swap and page tables)"
+        )
+    text = "; ".join(parts)
+    if episode.chosen and episode.chosen.pid != episode.victim.pid:
+        text += "; " + _child_note(episode)
+    if ranking.printed_score is not None and ranking.recomputed_score is not None:
+        text += f" (kernel score {ranking.printed_score}, recomputed {ranking.recomputed_score})"
+    return text
+
+
+def _child_note(episode: Episode) -> str:
+    assert episode.chosen is not None and episode.victim is not None
+    return (
+        f"the kernel chose {episode.chosen.comm} (pid {episode.chosen.pid}, score {episode.chosen.score}) "
+        f"and killed its child {episode.victim.comm} (pid {episode.victim.pid}) in its place"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    pid: int
+    name: str
+    rss_kb: int
+    oom_score_adj: int | None
+
+
+def top_holders(episode: Episode, count: int = 5) -> tuple[Holder, ...]:
+    """The largest resident sets in the tasks table at the kill."""
+    holders = []
+    for row in episode.tasks:
+        rss = row.get("rss")
+        if not isinstance(rss, int):
+            parts = [row.get(c) for c in ("rss_anon", "rss_file", "rss_shmem")]
+            rss = sum(p for p in parts if isinstance(p, int))
+        adj = row.get("oom_score_adj")
+        pid = row.get("pid")
+        holders.append(
+            Holder(
+                pid if isinstance(pid, int) else 0,
+                str(row.get("name", "")),
+                rss * episode.page_size_kb,
+                adj if isinstance(adj, int) else None,
+            )
+        )
+    holders.sort(key=lambda h: h.rss_kb, reverse=True)
+    return tuple(holders[:count])
+
+
+def cotenants_note(episode: Episode) -> str | None:
+    """Other large processes beside the victim: memory the victim's death did not free."""
+    if episode.victim is None:
+        return None
+    ram_kb = (episode.pages.get("ram", 0) - episode.pages.get("reserved", 0)) * episode.page_size_kb
+    floor = max(1024 * 1024, ram_kb // 20)
+    others = [h for h in top_holders(episode, 50) if h.pid != episode.victim.pid and h.rss_kb >= floor]
+    if not others:
+        return None
+    listed = ", ".join(f"{h.name} (pid {h.pid}, {kib(h.rss_kb)})" for h in others[:4])
+    return f"other large processes were running beside it: {listed}"
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Every explanation of one episode, computed once for all formats."""
+
+    request: str | None
+    call_path: str | None
+    adj_origin: str | None
+    outside_rss: str | None
+    ranking: Ranking | None
+    reason: str | None
+    holders: tuple[Holder, ...]
+    cotenants: str | None
+    memory: MemoryPicture | None
+    memcg_owner: str | None
+    task_memcg_owner: str | None
+    driver_frames: tuple[str, ...]
+
+
+def explain_episode(episode: Episode) -> Explanation:
+    ranking = rank(episode)
+    victim = episode.victim
+    return Explanation(
+        request=request(episode.trigger, episode.page_size_kb, episode.kernel),
+        call_path=call_path(episode.call_trace),
+        adj_origin=adj_origin(victim.oom_score_adj, episode.task_memcg) if victim else None,
+        outside_rss=outside_rss_note(victim),
+        ranking=ranking,
+        reason=victim_reason(episode, ranking),
+        holders=top_holders(episode),
+        cotenants=cotenants_note(episode),
+        memory=memory_picture(episode),
+        memcg_owner=cgroup_owner(episode.memcg),
+        task_memcg_owner=cgroup_owner(episode.task_memcg),
+        driver_frames=tuple(dict.fromkeys(driver_frames(episode))),
+    )

@@ -6,7 +6,8 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from oomtrace.explain import MemoryPicture, adj_origin, cgroup_owner, outside_rss_note, request
+from oomtrace.badness import Ranking
+from oomtrace.explain import MemoryPicture, explain_episode
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
 from oomtrace.story import Story, TimelineEntry
@@ -74,11 +75,10 @@ def moment_json(moment: Moment | None) -> dict[str, Any] | None:
 
 def episode_json(episode: Episode) -> dict[str, Any]:
     moment = episode.moment
+    why = explain_episode(episode)
     victim = asdict(episode.victim) if episode.victim else None
     if victim is not None:
-        victim["oom_score_adj_origin"] = (
-            adj_origin(episode.victim.oom_score_adj, episode.task_memcg) if episode.victim else None
-        )
+        victim["oom_score_adj_origin"] = why.adj_origin
     return {
         "id": episode.id,
         "killer": episode.killer,
@@ -88,15 +88,20 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         "source": moment.source,
         "host": episode.host,
         "trigger": asdict(episode.trigger) if episode.trigger else None,
-        "request": request(episode.trigger, episode.page_size_kb),
+        "request": why.request,
+        "call_path": why.call_path,
         "constraint": episode.constraint,
         "constraint_from": episode.constraint_from,
         "memcg": episode.memcg,
-        "memcg_owner": cgroup_owner(episode.memcg),
+        "memcg_owner": why.memcg_owner,
         "task_memcg": episode.task_memcg,
-        "task_memcg_owner": cgroup_owner(episode.task_memcg),
+        "task_memcg_owner": why.task_memcg_owner,
         "victim": victim,
-        "outside_rss_note": outside_rss_note(episode.victim),
+        "outside_rss_note": why.outside_rss,
+        "why_victim": why.reason,
+        "ranking": _ranking_json(why.ranking),
+        "top_holders": [asdict(h) for h in why.holders],
+        "cotenants": why.cotenants,
         "chosen": asdict(episode.chosen) if episode.chosen else None,
         "task_columns": list(episode.task_columns),
         "tasks": [dict(row) for row in episode.tasks],
@@ -118,6 +123,21 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         "suppressed_reports": episode.suppressed_reports,
         "missing": list(episode.missing),
         "lines": list(episode.lines),
+    }
+
+
+def _ranking_json(ranking: Ranking | None) -> dict[str, Any] | None:
+    if ranking is None:
+        return None
+    return {
+        "formula": ranking.formula,
+        "total_pages": ranking.total_pages,
+        "victim_rank": ranking.victim_rank,
+        "candidates": len(ranking.candidates),
+        "top": [asdict(c) for c in ranking.candidates[:10]],
+        "top_without_adj": asdict(ranking.top_without_adj) if ranking.top_without_adj else None,
+        "printed_score": ranking.printed_score,
+        "recomputed_score": ranking.recomputed_score,
     }
 
 

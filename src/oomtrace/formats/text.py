@@ -9,15 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from oomtrace.episodes import moment_gap
-from oomtrace.explain import (
-    MemoryPicture,
-    adj_origin,
-    cgroup_owner,
-    driver_frames,
-    outside_rss_note,
-    request,
-    warning_summary,
-)
+from oomtrace.explain import MemoryPicture, cgroup_owner, explain_episode, warning_summary
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
@@ -107,6 +99,7 @@ class TextFormat(Format):
         episode = story.episode
         victim = episode.victim
         assert victim is not None
+        why = explain_episode(episode)
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold", no_wrap=True)
         grid.add_column(overflow="fold")
@@ -114,13 +107,14 @@ class TextFormat(Format):
         trigger = episode.trigger
         if trigger is not None:
             pid = f" (pid {trigger.pid})" if trigger.pid is not None else ""
-            what = request(trigger, episode.page_size_kb)
-            grid.add_row("Invoked by", _t(f"{trigger.comm}{pid}, asking for {what}"))
+            grid.add_row("Invoked by", _t(f"{trigger.comm}{pid}, asking for {why.request}"))
+            if why.call_path:
+                grid.add_row("Allocating in", _t(why.call_path))
         else:
             grid.add_row("Invoked by", _t("not in the log (the report header is missing)", "dim"))
         if episode.task_memcg:
-            owner = cgroup_owner(episode.task_memcg)
-            grid.add_row("Its cgroup", _t(episode.task_memcg + (f" ({owner})" if owner else "")))
+            owner = f" ({why.task_memcg_owner})" if why.task_memcg_owner else ""
+            grid.add_row("Its cgroup", _t(episode.task_memcg + owner))
         sizes = [
             f"anon-rss {kib(victim.anon_rss_kb)}",
             f"file-rss {kib(victim.file_rss_kb)}" if victim.file_rss_kb is not None else None,
@@ -129,25 +123,20 @@ class TextFormat(Format):
         ]
         grid.add_row("Victim", _t(", ".join(s for s in sizes if s)))
         if victim.oom_score_adj is not None:
-            origin = adj_origin(victim.oom_score_adj, episode.task_memcg)
             text = f"{victim.oom_score_adj} (from the {victim.oom_score_adj_from})"
-            grid.add_row("oom_score_adj", _t(f"{text}: {origin}" if origin else text))
-        if episode.chosen and episode.chosen.pid != victim.pid:
-            grid.add_row(
-                "Chosen",
-                _t(
-                    f"the kernel chose {episode.chosen.comm} (pid {episode.chosen.pid}, score "
-                    f"{episode.chosen.score}) and killed its child {victim.comm} instead"
-                ),
-            )
-        note = outside_rss_note(victim)
-        if note:
-            grid.add_row("Outside RSS", _t(note))
+            grid.add_row("oom_score_adj", _t(f"{text}: {why.adj_origin}" if why.adj_origin else text))
+        if why.reason:
+            grid.add_row("Why it", _t(why.reason))
+        if why.outside_rss:
+            grid.add_row("Outside RSS", _t(why.outside_rss))
+        if why.holders:
+            grid.add_row("Largest", _t(", ".join(f"{h.name} {kib(h.rss_kb)}" for h in why.holders[:4])))
+        if why.cotenants:
+            grid.add_row("Beside it", _t(why.cotenants))
         grid.add_row("Also killed", _t(_collateral(story)))
         grid.add_row("First warning", _t(_first_warning(story)))
-        frames = driver_frames(episode)
-        if frames:
-            grid.add_row("Driver frames", _t(", ".join(dict.fromkeys(frames))))
+        if why.driver_frames:
+            grid.add_row("Driver frames", _t(", ".join(why.driver_frames)))
         machine = " on ".join(x for x in (episode.kernel, episode.hardware) if x)
         if machine:
             grid.add_row("Kernel", _t(machine))
