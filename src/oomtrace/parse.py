@@ -10,71 +10,74 @@ from oomtrace.records import Record
 
 _INVOKED = re.compile(
     r"(?P<comm>.*?) invoked oom-killer: gfp_mask=(?P<gfp>0x[0-9a-fA-F]+)(?:\((?P<flags>[^)]*)\))?,"
-    r"(?: nodemask=(?P<nodemask>[^,]*),)? order=(?P<order>-?\d+)"
+    r"(?: nodemask=(?P<nodemask>[^,]*),)? order=(?P<order>-?\d{1,2})(?!\d)"
 )
-_ADJ_IN_HEADER = re.compile(r"(?:oom_score_adj|oom_adj|oomkilladj)=(-?\d+)")
+_ADJ_IN_HEADER = re.compile(r"(?:oom_score_adj|oom_adj|oomkilladj)=(-?\d{1,20})")
 _CPUSET = re.compile(r"(?P<comm>.*?) cpuset=(?P<cpuset>\S*) mems_allowed=(?P<mems>\S+)")
 _CPU_LINE = re.compile(
-    r"CPU: (?P<cpu>\d+) (?:UID: (?P<uid>\d+) )?PID: (?P<pid>\d+) Comm: (?P<comm>.*?) "
+    r"CPU: (?P<cpu>\d{1,20}) (?:UID: (?P<uid>\d{1,20}) )?PID: (?P<pid>\d{1,20}) Comm: (?P<comm>.*?) "
     r"(?:Not tainted|Tainted: [A-Z ]*?)\s*(?P<kernel>\d[^\s#]*)"
 )
 _PID_LINE_26 = re.compile(
-    r"Pid: (?P<pid>\d+), comm: (?P<comm>.*?) (?:Not tainted|Tainted: [A-Z ]*?)\s*(?P<kernel>\d[^\s#]*)"
+    r"Pid: (?P<pid>\d{1,20}), comm: (?P<comm>.*?) (?:Not tainted|Tainted: [A-Z ]*?)\s*(?P<kernel>\d[^\s#]*)"
 )
 _FRAME = re.compile(
     r"(?:\[<[0-9a-fA-F]+>\] )?(?P<unsure>\? )?(?P<fn>[A-Za-z_.$][\w.$]*)\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+"
     r"(?: \[(?P<mod>[\w-]+)\])?"
 )
-_COUNTERS = re.compile(r"(?:[\w()]+:-?\d+\s*)+")
-_COUNTER = re.compile(r"([\w()]+):(-?\d+)")
-_KB_VALUE = re.compile(r"([\w()-]+):\s*(-?\d+)\s*kB", re.IGNORECASE)
-_ZONE = re.compile(r"Node (?P<node>\d+) (?P<zone>[A-Za-z][\w]*) free:\s*\d+\s*kB")
-_NODE = re.compile(r"Node (?P<node>\d+) active_anon:")
-_SWAP = re.compile(r"(?P<kind>Free|Total) swap\s*=\s*(?P<kb>\d+)\s*kB")
+_COUNTERS = re.compile(r"(?:[\w()]+:-?\d{1,20}\s*)+")
+_COUNTER = re.compile(r"([\w()]+):(-?\d{1,20})")
+_KB_VALUE = re.compile(r"([\w()-]+):\s*(-?\d{1,20})\s*kB", re.IGNORECASE)
+_ZONE = re.compile(r"Node (?P<node>\d{1,20}) (?P<zone>[A-Za-z][\w]*) free:\s*\d{1,20}\s*kB")
+_NODE = re.compile(r"Node (?P<node>\d{1,20}) active_anon:")
+_SWAP = re.compile(r"(?P<kind>Free|Total) swap\s*=\s*(?P<kb>\d{1,20})\s*kB")
 _PAGES = re.compile(
-    r"(?P<count>\d+) (?P<kind>pages RAM|pages reserved|total pagecache pages|pages in swap cache"
+    r"(?P<count>\d{1,20}) (?P<kind>pages RAM|pages reserved|total pagecache pages|pages in swap cache"
     r"|pages HighMem/MovableOnly|pages hwpoisoned|pages cma reserved|pages shared|pages non-shared)"
 )
 _TASKS_HEADER = re.compile(r"\[\s*pid\s*\]\s+(?P<rest>.*)")
-_TASK_ROW = re.compile(r"\[\s*(?P<pid>\d+)\]\s+(?P<rest>.*)")
+_TASK_ROW = re.compile(r"\[\s*(?P<pid>\d{1,20})\]\s+(?P<rest>.*)")
 _TASK_IN = re.compile(r"Task in (?P<task>\S+) killed as a result of limit of (?P<memcg>\S+)")
 _MEMCG_USAGE = re.compile(
-    r"(?P<kind>memory|memory\+swap|kmem|swap|tcpmem): usage (?P<usage>\d+)kB, limit (?P<limit>\d+)kB,"
-    r" failcnt (?P<failcnt>\d+)"
+    r"(?P<kind>memory|memory\+swap|kmem|swap|tcpmem): usage (?P<usage>\d{1,20})kB,"
+    r" limit (?P<limit>\d{1,20})kB, failcnt (?P<failcnt>\d{1,20})"
 )
 _MEMCG_STATS = re.compile(r"Memory cgroup stats for (?P<path>.*?):(?P<rest>(?: .*)?)$")
-_MEMCG_STAT = re.compile(r"(?P<name>[a-z_]+) (?P<value>\d+)")
+_MEMCG_STAT = re.compile(r"(?P<name>[a-z_]+) (?P<value>\d{1,20})")
 _KILL_CHOSEN = re.compile(
     r"(?P<memcg>Memory cgroup out of memory: )?(?:Out of memory(?: \([\w ]+\))?: )?"
-    r"[Kk]ill process (?P<pid>\d+) \((?P<comm>.*)\) score (?P<score>\d+) or (?:sacrifice child|a child)"
+    r"[Kk]ill process (?P<pid>\d{1,20}) \((?P<comm>.*)\) score (?P<score>\d{1,20})"
+    r" or (?:sacrifice child|a child)"
 )
 _KILLED = re.compile(
     r"(?P<prefix>(?:Memory cgroup out of memory|Out of memory(?: \([\w ]+\))?): )?"
-    r"Killed process (?P<pid>\d+)(?:, UID (?P<uid>\d+),)? \((?P<comm>.*)\)"
+    r"Killed process (?P<pid>\d{1,20})(?:, UID (?P<uid>\d{1,20}),)? \((?P<comm>.*)\)"
     r"(?P<rest>(?:,? total-vm:.*)?)$"
 )
-_KILLED_UID = re.compile(r"UID:\s*(\d+)")
-_KILLED_ADJ = re.compile(r"oom_score_adj:\s*(-?\d+)")
+_KILLED_UID = re.compile(r"UID:\s*(\d{1,20})")
+_KILLED_ADJ = re.compile(r"oom_score_adj:\s*(-?\d{1,20})")
 _REAPED = re.compile(
-    r"oom_reaper: reaped process (?P<pid>\d+) \((?P<comm>.*)\),? now anon-rss:\s*(?P<anon>\d+)\s*kB,"
-    r" file-rss:\s*(?P<file>\d+)\s*kB, shmem-rss:\s*(?P<shmem>\d+)\s*kB"
+    r"oom_reaper: reaped process (?P<pid>\d{1,20}) \((?P<comm>.*)\),?"
+    r" now anon-rss:\s*(?P<anon>\d{1,20})\s*kB,"
+    r" file-rss:\s*(?P<file>\d{1,20})\s*kB, shmem-rss:\s*(?P<shmem>\d{1,20})\s*kB"
 )
-_SUPPRESSED = re.compile(r"(?P<fn>\w+): (?P<count>\d+) callbacks suppressed")
+_SUPPRESSED = re.compile(r"(?P<fn>\w+): (?P<count>\d{1,20}) callbacks suppressed")
 _PANIC = re.compile(
     r"(?:Kernel panic - not syncing: (?:Out of memory|System is deadlocked on memory).*"
     r"|Out of memory: (?:system-wide|compulsory) panic_on_oom.*)"
 )
 _NVRM_FUNCTION = re.compile(r"returned from (?P<fn>[\w]+)")
 _NVRM_CONTEXT = re.compile(r"NVRM: (?P<fn>\w+): \*\*\*")
-_XID = re.compile(r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<code>\d+)")
+_XID = re.compile(r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<code>\d{1,20})")
 _PAGE_ALLOC = re.compile(
-    r"(?P<comm>.*?): page allocation failure[.:] order:(?P<order>\d+), mode:(?P<mode>0x[0-9a-fA-F]+)"
+    r"(?P<comm>.*?): page allocation failure[.:] order:(?P<order>\d{1,2})(?!\d),"
+    r" mode:(?P<mode>0x[0-9a-fA-F]+)"
 )
-_HUNG = re.compile(r"INFO: task (?P<comm>.*):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds")
-_VM_ENOUGH = re.compile(r"__vm_enough_memory: pid: (?P<pid>\d+), comm: (?P<comm>.*?), ")
+_HUNG = re.compile(r"INFO: task (?P<comm>.*):(?P<pid>\d{1,20}) blocked for more than (?P<s>\d{1,20}) seconds")
+_VM_ENOUGH = re.compile(r"__vm_enough_memory: pid: (?P<pid>\d{1,20}), comm: (?P<comm>.*?), ")
 
 # Tasks tables print a process name last; the columns before it are numbers.
-_INT = re.compile(r"-?\d+")
+_INT = re.compile(r"-?\d{1,20}")
 
 
 # printk cuts a record at 1024 bytes; anything longer is not one kernel line, and cutting it

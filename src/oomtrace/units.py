@@ -11,7 +11,10 @@ def kib(kb: int | float | None) -> str:
     """A size given in KiB, as the kernel prints it, in the largest sensible unit."""
     if kb is None:
         return "?"
-    value = float(kb)
+    try:
+        value = float(kb)
+    except OverflowError:
+        return f"{kb} KiB"
     for unit in ("KiB", "MiB", "GiB", "TiB"):
         if abs(value) < 1024 or unit == "TiB":
             if unit == "KiB":
