@@ -34,7 +34,12 @@ def _compare(case: Path, name: str, actual: str) -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
 @pytest.mark.parametrize(
     ("command", "output_format", "name"),
-    [("why", "json", "why.json"), ("why", "text", "why.txt"), ("list", "text", "list.txt")],
+    [
+        ("why", "json", "why.json"),
+        ("why", "text", "why.txt"),
+        ("why", "markdown", "why.md"),
+        ("list", "text", "list.txt"),
+    ],
 )
 def test_golden(
     case: Path, command: str, output_format: str, name: str, monkeypatch: pytest.MonkeyPatch

@@ -21,11 +21,15 @@ from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, UsageError
 from oomtrace.formats import FORMATS
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis
+from oomtrace.redact import Redactor
 from oomtrace.sanitize import inert
+from oomtrace.select import between
 from oomtrace.sources.base import Source
 from oomtrace.sources.dmesg import RingBuffer
 from oomtrace.sources.textfile import KernelLogFile
-from oomtrace.story import find_deaths, tell
+from oomtrace.story import find_deaths, report, tell
+from oomtrace.timerange import HELP as TIME_HELP
+from oomtrace.timerange import parse_when
 from oomtrace.units import clock
 
 EXAMPLE_FIXTURE = "fixtures/seed000_llama_server_gb10/kernel.log"
@@ -88,6 +92,9 @@ class _Settings:
     year: int | None
     format: str
     output: str | None
+    since: datetime | None
+    until: datetime | None
+    redact: bool
 
 
 def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -129,6 +136,14 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Report format.",
         ),
         click.option("--output", "-o", metavar="FILE", help="Write the report here instead of stdout."),
+        click.option("--since", metavar="TIME", help="Only kills at or after TIME. " + TIME_HELP),
+        click.option("--until", metavar="TIME", help="Only kills at or before TIME."),
+        click.option(
+            "--redact",
+            is_flag=True,
+            help="Replace host names, user names in paths, IP and MAC addresses, e-mail addresses and "
+            "long hex ids with stable placeholders (host-1, user-1, ...), for public issues.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -142,6 +157,9 @@ def _settings(
     year: int | None,
     output_format: str,
     output: str | None,
+    since: str | None,
+    until: str | None,
+    redact: bool,
 ) -> _Settings:
     zone: tzinfo | None = dateutil_tz.tzlocal()
     if zone_name:
@@ -159,7 +177,11 @@ def _settings(
             ) from None
         if boot.tzinfo is None:
             boot = boot.replace(tzinfo=zone)
-    return _Settings(kernel_logs, zone, boot, year, output_format, output)
+    since_time = parse_when(since, zone) if since else None
+    until_time = parse_when(until, zone) if until else None
+    if since_time and until_time and since_time > until_time:
+        raise UsageError(f"--since {since!r} is after --until {until!r}")
+    return _Settings(kernel_logs, zone, boot, year, output_format, output, since_time, until_time, redact)
 
 
 def _sources(settings: _Settings) -> list[Source]:
@@ -200,7 +222,9 @@ def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
 def list_command(**options: Any) -> None:
     """Every OOM kill in the input, one line each."""
     settings = _settings(**options)
-    analysis = analyze(_sources(settings))
+    analysis, _ = _analysis(settings)
+    redactor = _redactor(settings, analysis)
+    analysis = redactor.apply(analysis)
     _render(settings, lambda fmt: fmt.list_episodes(analysis))
 
 
@@ -222,14 +246,48 @@ Examples:
 def why_command(name: str, every: bool, **options: Any) -> None:
     """Why NAME (a process name or pid) died: when, who killed it, why it, what warned first."""
     settings = _settings(**options)
-    analysis = analyze(_sources(settings))
+    analysis, _ = _analysis(settings)
+    redactor = _redactor(settings, analysis)
     deaths = find_deaths(analysis, name)
     if not deaths:
-        _render(settings, lambda fmt: fmt.not_found(analysis, name))
-        raise NotFoundError(_not_found_message(analysis, name))
+        shown = redactor.apply(analysis)
+        _render(settings, lambda fmt: fmt.not_found(shown, name))
+        raise NotFoundError(_not_found_message(shown, name))
     chosen = deaths if every else deaths[-1:]
-    stories = [tell(analysis, episode, name) for episode in chosen]
+    stories = redactor.apply([tell(analysis, episode, name) for episode in chosen])
+    analysis = redactor.apply(analysis)
     _render(settings, lambda fmt: fmt.why(analysis, stories))
+
+
+@cli.command(
+    "report",
+    epilog=f"""Examples:
+
+\b
+  oomtrace report --since yesterday
+  oomtrace report -k {EXAMPLE_FIXTURE} --format markdown --redact > incident.md
+  oomtrace report -k /var/log/kern.log --since '2026-11-14 00:00' --until '2026-11-15 00:00' -f json""",
+)
+@_source_options
+def report_command(**options: Any) -> None:
+    """Every incident in a time range, each told as `why` tells it, with counts per victim and cause."""
+    settings = _settings(**options)
+    analysis, untimed = _analysis(settings)
+    redactor = _redactor(settings, analysis)
+    document = redactor.apply(report(analysis, settings.since, settings.until, untimed))
+    analysis = redactor.apply(analysis)
+    _render(settings, lambda fmt: fmt.report(analysis, document))
+
+
+def _analysis(settings: _Settings) -> tuple[Analysis, int]:
+    """Read every source, then keep what lies within --since/--until."""
+    return between(analyze(_sources(settings)), settings.since, settings.until)
+
+
+def _redactor(settings: _Settings, analysis: Analysis) -> Redactor:
+    if not settings.redact:
+        return Redactor.disabled()
+    return Redactor(analysis.hosts)
 
 
 def _not_found_message(analysis: Analysis, name: str) -> str:

@@ -124,6 +124,7 @@ class EpisodeBuilder:
         self._moments: list[tuple[str, Stamp, int, int]] = []
         self._unparsed: list[Unparsed] = []
         self._unparsed_count = 0
+        self._hosts: dict[str, None] = {}
 
     # ---- input -------------------------------------------------------------------
 
@@ -137,6 +138,8 @@ class EpisodeBuilder:
     def feed(self, record: Record, event: ev.Event | None) -> None:
         self._seq += 1
         self._note_span(record)
+        if record.host is not None and record.host not in self._hosts:
+            self._hosts[record.host] = None
         if event is not None:
             info = self._sources[record.source]
             info["events"] = int(info["events"]) + 1  # type: ignore[call-overload]
@@ -339,6 +342,7 @@ class EpisodeBuilder:
             sources=sources,
             unparsed=tuple(self._unparsed),
             unparsed_count=self._unparsed_count,
+            hosts=tuple(self._hosts),
         )
 
     def _source_summary(self, name: str, info: dict[str, object]) -> SourceSummary:

@@ -201,6 +201,8 @@ class Analysis:
     sources: tuple[SourceSummary, ...]
     unparsed: tuple[Unparsed, ...]
     unparsed_count: int
+    hosts: tuple[str, ...] = ()
+    """Every host name the input's prefixes carried (what --redact must hide)."""
 
     def incident_of(self, episode: Episode) -> Incident | None:
         for incident in self.incidents:
@@ -209,4 +211,4 @@ class Analysis:
         return None
 
     def episode(self, episode_id: int) -> Episode:
-        return self.episodes[episode_id - 1]
+        return next(e for e in self.episodes if e.id == episode_id)

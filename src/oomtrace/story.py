@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 
 from oomtrace.episodes import moment_gap
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
@@ -121,3 +123,38 @@ def _short(moment: Moment) -> str:
     if moment.uptime_s is not None:
         return f"{moment.uptime_s:.0f}s"
     return "?"
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """`oomtrace report`: every incident in a time range, told like `why`, with counts."""
+
+    since: datetime | None
+    until: datetime | None
+    stories: tuple[Story, ...]
+    """One per incident, told from its first kill."""
+    by_victim: tuple[tuple[str, int], ...]
+    by_cause: tuple[tuple[str, int], ...]
+    untimed: int
+    """Episodes left out because the log gave them no wall-clock time."""
+
+
+def report(analysis: Analysis, since: datetime | None, until: datetime | None, untimed: int) -> Report:
+    stories = []
+    for incident in analysis.incidents:
+        members = [analysis.episode(i) for i in incident.episode_ids]
+        first = next((e for e in members if e.victim is not None), None)
+        if first is not None:
+            stories.append(tell(analysis, first, first.victim.comm if first.victim else ""))
+    victims = Counter(e.victim.comm for e in analysis.episodes if e.victim)
+    causes = Counter(
+        "cgroup-oom" if e.constraint == "memcg" else "kernel-oom" for e in analysis.episodes if e.victim
+    )
+    return Report(
+        since=since,
+        until=until,
+        stories=tuple(stories),
+        by_victim=tuple(victims.most_common()),
+        by_cause=tuple(causes.most_common()),
+        untimed=untimed,
+    )

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from rich.console import Console
 
 from oomtrace.model import Analysis
-from oomtrace.story import Story
+from oomtrace.story import Report, Story
 
 
 class Format(ABC):
@@ -21,6 +21,10 @@ class Format(ABC):
 
     @abstractmethod
     def why(self, analysis: Analysis, stories: list[Story]) -> None: ...
+
+    @abstractmethod
+    def report(self, analysis: Analysis, report: Report) -> None:
+        """`oomtrace report`: every incident in a range with counts per victim and cause."""
 
     @abstractmethod
     def not_found(self, analysis: Analysis, query: str) -> None:

@@ -10,7 +10,7 @@ from oomtrace.badness import Ranking
 from oomtrace.explain import MemoryPicture, explain_episode
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
-from oomtrace.story import Story, TimelineEntry
+from oomtrace.story import Report, Story, TimelineEntry
 from oomtrace.units import iso_time
 
 SCHEMA = "oomtrace/1"
@@ -34,6 +34,24 @@ class JsonFormat(Format):
         if len(stories) > 1:
             document["all"] = [story_json(s) for s in stories]
         self._emit(document)
+
+    def report(self, analysis: Analysis, report: Report) -> None:
+        self._emit(
+            {
+                "schema": SCHEMA,
+                "since": iso_time(report.since),
+                "until": iso_time(report.until),
+                "counts": {
+                    "incidents": len(report.stories),
+                    "kills": sum(n for _, n in report.by_victim),
+                    "by_victim": dict(report.by_victim),
+                    "by_cause": dict(report.by_cause),
+                },
+                "untimed_episodes": report.untimed,
+                "incidents": [story_json(s) for s in report.stories],
+                "source": source_json(analysis),
+            }
+        )
 
     def not_found(self, analysis: Analysis, query: str) -> None:
         self._emit(

@@ -13,7 +13,7 @@ from oomtrace.explain import MemoryPicture, cgroup_owner, explain_episode, warni
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
-from oomtrace.story import Story
+from oomtrace.story import Report, Story
 from oomtrace.units import clock, duration, kib, relative
 
 _CONSTRAINT_WORDS = {
@@ -70,6 +70,32 @@ class TextFormat(Format):
         for index, story in enumerate(stories):
             if index:
                 self.console.print()
+            self._story(story)
+        self.console.print(_t(_summary_line(analysis)), style="dim")
+
+    def report(self, analysis: Analysis, report: Report) -> None:
+        since = report.since.isoformat(sep=" ", timespec="seconds") if report.since else "the start"
+        until = report.until.isoformat(sep=" ", timespec="seconds") if report.until else "the end"
+        kills = sum(n for _, n in report.by_victim)
+        self.console.print(
+            Panel(
+                _t(f"{len(report.stories)} incident(s), {kills} kill(s), from {since} to {until}"),
+                title="oomtrace report",
+                title_align="left",
+            )
+        )
+        counts = Table.grid(padding=(0, 2))
+        counts.add_column(style="bold", no_wrap=True)
+        counts.add_column(overflow="fold")
+        counts.add_row("By victim", _t(", ".join(f"{name} ×{n}" for name, n in report.by_victim) or "none"))
+        counts.add_row("By cause", _t(", ".join(f"{name} ×{n}" for name, n in report.by_cause) or "none"))
+        if report.untimed:
+            counts.add_row(
+                "Left out", _t(f"{report.untimed} episode(s) with no wall-clock time (give --boot-time)")
+            )
+        self.console.print(counts)
+        for story in report.stories:
+            self.console.print()
             self._story(story)
         self.console.print(_t(_summary_line(analysis)), style="dim")
 

@@ -1,0 +1,337 @@
+"""A post-incident report in GitHub-flavoured Markdown, ready to paste into an issue."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from oomtrace import __version__
+from oomtrace.episodes import moment_gap
+from oomtrace.explain import Explanation, MemoryPicture, explain_episode, warning_summary
+from oomtrace.formats.base import Format
+from oomtrace.model import Analysis, Episode
+from oomtrace.sanitize import inert
+from oomtrace.story import Report, Story
+from oomtrace.units import clock, duration, kib, relative
+
+# GitHub refuses comments longer than this many characters.
+GITHUB_LIMIT = 65_536
+# Room kept for the notes that say what was cut.
+_MARGIN = 600
+_CONSTRAINT_WORDS = {
+    "global": "the whole machine ran out of memory (global OOM)",
+    "memcg": "a memory cgroup hit its limit",
+    "cpuset": "the NUMA nodes its cpuset allows ran out of memory",
+    "mempolicy": "the NUMA nodes its memory policy allows ran out of memory",
+}
+_PUNCTUATION = re.compile(r"([\\`*_\[\]<>#!|~&])")
+
+
+def text(value: object) -> str:
+    """Untrusted text for running Markdown or a table cell: inert, every markup character escaped."""
+    flat = inert(str(value)).replace("\n", " ")
+    escaped = _PUNCTUATION.sub(r"\\\1", flat)
+    # GitHub turns bare URLs, www. names and e-mail addresses into links; an escape stops it.
+    return escaped.replace("://", "\\://").replace("www.", "www\\.").replace("@", "\\@")
+
+
+def code_block(lines: list[str], info: str = "text") -> str:
+    """A fenced block that no backtick run inside it can close."""
+    body = [inert(line) for line in lines]
+    longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return "\n".join([fence + info, *body, fence])
+
+
+def table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
+    """A pipe table; cells must already be escaped with text()."""
+    marks = align or "".join("l" for _ in header)
+    rule = ["---:" if a == "r" else "---" for a in marks]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+class MarkdownFormat(Format):
+    def list_episodes(self, analysis: Analysis) -> None:
+        rows = [
+            [
+                str(e.id),
+                text(clock(e.moment)),
+                text(e.victim.comm) if e.victim else "_no kill line_",
+                str(e.victim.pid) if e.victim else "",
+                text(kib(e.victim.anon_rss_kb)) if e.victim else "",
+                str(e.victim.oom_score_adj) if e.victim and e.victim.oom_score_adj is not None else "",
+                text(e.constraint or "?"),
+                text(e.trigger.comm) if e.trigger else "?",
+            ]
+            for e in analysis.episodes
+        ]
+        parts = [f"## OOM kills in {text(_names(analysis))}", ""]
+        if rows:
+            parts.append(
+                table(["#", "time", "victim", "pid", "anon-rss", "adj", "oom", "trigger"], rows, "rllrrrll")
+            )
+        else:
+            parts.append("No OOM kills found.")
+        parts += ["", _footer(analysis)]
+        self._emit("\n".join(parts))
+
+    def why(self, analysis: Analysis, stories: list[Story]) -> None:
+        self._emit(self.document(analysis, stories))
+
+    def report(self, analysis: Analysis, report: Report) -> None:
+        span = f"{clock_time(report.since)} to {clock_time(report.until)}"
+        kills = sum(n for _, n in report.by_victim)
+        counts = [
+            f"{len(report.stories)} incident(s), {kills} kill(s), {text(span)}.",
+            "",
+            table(["victim", "kills"], [[text(name), str(n)] for name, n in report.by_victim], "lr")
+            if report.by_victim
+            else "No OOM kills in this range.",
+            "",
+            table(["cause", "kills"], [[text(name), str(n)] for name, n in report.by_cause], "lr")
+            if report.by_cause
+            else "",
+        ]
+        if report.untimed:
+            counts += [
+                "",
+                f"_{report.untimed} episode(s) had no wall-clock time and were left out; give --boot-time._",
+            ]
+        head = "\n".join(counts)
+        body = (
+            self.document(analysis, list(report.stories), title="OOM post-incident report")
+            if report.stories
+            else ""
+        )
+        self._emit(head + ("\n\n" + body if body else "\n\n" + _footer(analysis)))
+
+    def not_found(self, analysis: Analysis, query: str) -> None:
+        return None
+
+    def document(self, analysis: Analysis, stories: list[Story], title: str | None = None) -> str:
+        """The stories, with their raw kernel lines cut so the whole stays under GitHub's limit."""
+        bodies = [_story(s) for s in stories]
+        head = [f"# {text(title)}", ""] if title else []
+        fixed = len("\n".join(head + bodies)) + len(_footer(analysis)) + _MARGIN * (len(stories) + 1)
+        budget = max(GITHUB_LIMIT - fixed, 0) // max(len(stories), 1)
+        sections = [
+            body + "\n\n" + _raw_lines(s.episode, budget) for s, body in zip(stories, bodies, strict=True)
+        ]
+        return "\n".join([*head, "\n\n---\n\n".join(sections), "", _footer(analysis)])
+
+    def _emit(self, document: str) -> None:
+        self.console.file.write(document.rstrip("\n") + "\n")
+
+
+def clock_time(time: datetime | None) -> str:
+    return time.isoformat(sep=" ", timespec="seconds") if time else "the start of the log"
+
+
+def _names(analysis: Analysis) -> str:
+    return ", ".join(s.name for s in analysis.sources) or "no input"
+
+
+def _footer(analysis: Analysis) -> str:
+    firsts = [s.first for s in analysis.sources if s.first is not None]
+    lasts = [s.last for s in analysis.sources if s.last is not None]
+    span = f", {clock(firsts[0])} to {clock(lasts[-1])}" if firsts and lasts else ""
+    records = sum(s.records for s in analysis.sources)
+    return f"<sub>oomtrace {__version__} read {text(_names(analysis))} ({records} lines{text(span)}).</sub>"
+
+
+def _story(story: Story) -> str:
+    episode = story.episode
+    why = explain_episode(episode)
+    victim = episode.victim
+    assert victim is not None
+    title = f"## OOM kill: {text(victim.comm)} (pid {victim.pid})"
+    parts = [title, "", _summary(story, why), ""]
+    parts += ["### Timeline", "", _timeline(story), ""]
+    parts += ["### Victim", "", _victim_table(episode, why), ""]
+    if story.collateral:
+        parts += ["### Also killed in this incident", "", _collateral(story), ""]
+    if why.memory is not None:
+        parts += ["### Memory at the kill", "", _memory(why.memory), ""]
+    if why.holders:
+        rows = [
+            [
+                text(h.name),
+                str(h.pid),
+                text(kib(h.rss_kb)),
+                str(h.oom_score_adj if h.oom_score_adj is not None else ""),
+            ]
+            for h in why.holders
+        ]
+        parts += [
+            "### Largest processes at the kill",
+            "",
+            table(["process", "pid", "rss", "adj"], rows, "lrrr"),
+            "",
+        ]
+    return "\n".join(parts).rstrip("\n")
+
+
+def _summary(story: Story, why: Explanation) -> str:
+    episode = story.episode
+    victim = episode.victim
+    assert victim is not None
+    constraint = _CONSTRAINT_WORDS.get(episode.constraint or "", "the constraint is not in the log")
+    sentences = [
+        f"**{text(victim.comm)}** (pid {victim.pid}) was killed by the kernel OOM killer at "
+        f"{text(clock(episode.moment))}: {text(constraint)}"
+        + (f" ({text(episode.memcg)})" if episode.constraint == "memcg" and episode.memcg else "")
+        + "."
+    ]
+    if episode.trigger is not None:
+        sentences.append(f"{text(episode.trigger.comm)} invoked the killer, asking for {text(why.request)}.")
+    held = f"It held {text(kib(victim.anon_rss_kb))} anon-rss"
+    if victim.total_vm_kb is not None:
+        held += f" of {text(kib(victim.total_vm_kb))} total-vm"
+    if victim.oom_score_adj is not None:
+        held += f", oom\\_score\\_adj {victim.oom_score_adj}"
+    sentences.append(held + ".")
+    if why.reason:
+        sentences.append(text(why.reason[0].upper() + why.reason[1:]) + ".")
+    if why.adj_origin:
+        sentences.append(text(why.adj_origin) + ".")
+    if story.earliest_warning is not None:
+        warning = story.earliest_warning
+        lead = (
+            f"{duration(story.lead_time_s)} before the kill"
+            if story.lead_time_s is not None
+            else "before the kill"
+        )
+        summary = warning_summary(warning.kind, warning.key, warning.text)
+        sentences.append(f"The first warning, {text(summary)}, came {lead}.")
+    else:
+        sentences.append("Nothing in the kernel log warned before the kill.")
+    others = len(story.collateral)
+    sentences.append(
+        f"{others} other process{'es were' if others != 1 else ' was'} killed in the same incident."
+        if others
+        else "No other process was killed in the same incident."
+    )
+    return " ".join(sentences)
+
+
+def _timeline(story: Story) -> str:
+    rows = []
+    for entry in story.timeline:
+        when = entry.moment.time.strftime("%H:%M:%S") if entry.moment.time else clock(entry.moment)
+        rows.append([text(relative(entry.offset_s)), text(when), text(entry.kind), text(entry.short)])
+    return table(["T", "time", "kind", "event"], rows, "rlll")
+
+
+def _victim_table(episode: Episode, why: Explanation) -> str:
+    victim = episode.victim
+    assert victim is not None
+    rows = [
+        [
+            "process",
+            f"{text(victim.comm)} (pid {victim.pid}"
+            + (f", uid {victim.uid})" if victim.uid is not None else ")"),
+        ],
+        ["anon-rss", text(kib(victim.anon_rss_kb))],
+        ["file-rss", text(kib(victim.file_rss_kb))],
+        ["shmem-rss", text(kib(victim.shmem_rss_kb))],
+        ["total-vm", text(kib(victim.total_vm_kb))],
+        [
+            "oom_score_adj",
+            text(
+                f"{victim.oom_score_adj} (from the {victim.oom_score_adj_from})"
+                if victim.oom_score_adj is not None
+                else "?"
+            ),
+        ],
+    ]
+    if episode.task_memcg:
+        rows.append(
+            [
+                "cgroup",
+                text(episode.task_memcg + (f" ({why.task_memcg_owner})" if why.task_memcg_owner else "")),
+            ]
+        )
+    if episode.trigger is not None:
+        pid = f" (pid {episode.trigger.pid})" if episode.trigger.pid is not None else ""
+        rows.append(["invoked by", text(f"{episode.trigger.comm}{pid}: {why.request}")])
+    if why.call_path:
+        rows.append(["allocating in", text(why.call_path)])
+    if why.outside_rss:
+        rows.append(["outside RSS", text(why.outside_rss)])
+    if why.cotenants:
+        rows.append(["beside it", text(why.cotenants)])
+    machine = " on ".join(x for x in (episode.kernel, episode.hardware) if x)
+    if machine:
+        rows.append(["kernel", text(machine)])
+    if episode.missing:
+        rows.append(["missing from the log", text(", ".join(episode.missing))])
+    return table(["", ""], rows)
+
+
+def _collateral(story: Story) -> str:
+    rows = []
+    for other in story.collateral:
+        if other.victim is None:
+            continue
+        gap = moment_gap(story.episode.moment, other.moment)
+        adj = other.victim.oom_score_adj
+        rows.append(
+            [
+                text(other.victim.comm),
+                str(other.victim.pid),
+                text(kib(other.victim.anon_rss_kb)),
+                str(adj if adj is not None else ""),
+                text(relative(gap)),
+            ]
+        )
+    return table(["victim", "pid", "anon-rss", "adj", "when"], rows, "lrrrr")
+
+
+def _memory(memory: MemoryPicture) -> str:
+    rows = []
+    for label, value in (
+        ("cgroup usage", memory.memcg_usage_kb),
+        ("cgroup limit", memory.memcg_limit_kb),
+        ("RAM", memory.ram_kb),
+        ("free", memory.free_kb),
+        ("min watermark", memory.min_watermark_kb),
+        ("anon", memory.anon_kb),
+        ("page cache", memory.file_kb),
+        ("shmem", memory.shmem_kb),
+        ("slab", memory.slab_kb),
+        ("page tables", memory.pagetables_kb),
+        ("in no LRU list, slab or page table", memory.unaccounted_kb),
+        ("swap total", memory.swap_total_kb),
+        ("swap free", memory.swap_free_kb),
+    ):
+        if value is not None:
+            rows.append([text(label), text(kib(value))])
+    notes = "\n".join(f"- {text(note)}" for note in memory.notes)
+    return table(["", ""], rows, "lr") + ("\n\n" + notes if notes else "")
+
+
+def _raw_lines(episode: Episode, budget: int) -> str:
+    lines = list(episode.raw_lines)
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        cost = len(inert(line)) + 1
+        if used + cost > budget:
+            break
+        kept.append(line)
+        used += cost
+    cut = len(lines) - len(kept)
+    note = ""
+    if cut:
+        note = (
+            f"\n\n_{cut} of {len(lines)} lines were cut to stay under GitHub's {GITHUB_LIMIT:,}-character "
+            "comment limit; `oomtrace why --format json` has them all._"
+        )
+    first, last = episode.lines
+    summary = f"Kernel log lines {first}\u2013{last} of this episode ({len(lines)} lines)"
+    return (
+        "\n".join(["<details>", f"<summary>{summary}</summary>", "", code_block(kept), "", "</details>"])
+        + note
+    )

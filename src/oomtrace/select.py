@@ -1,0 +1,29 @@
+"""Keep what falls within --since/--until (episodes, warnings, incidents)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+from oomtrace.model import Analysis, Moment
+
+
+def _inside(moment: Moment, since: datetime | None, until: datetime | None) -> bool:
+    if moment.time is None:
+        return False
+    return (since is None or moment.time >= since) and (until is None or moment.time <= until)
+
+
+def between(analysis: Analysis, since: datetime | None, until: datetime | None) -> tuple[Analysis, int]:
+    """The analysis cut to a time range, and how many episodes had no wall time to judge by."""
+    if since is None and until is None:
+        return analysis, 0
+    untimed = sum(1 for e in analysis.episodes if e.moment.time is None)
+    inside = {e.id for e in analysis.episodes if _inside(e.moment, since, until)}
+    incidents = tuple(i for i in analysis.incidents if inside.intersection(i.episode_ids))
+    # A kept incident keeps all its kills, even one a second past the edge of the range.
+    kept = {episode_id for incident in incidents for episode_id in incident.episode_ids}
+    episodes = tuple(e for e in analysis.episodes if e.id in kept)
+    warnings = tuple(w for w in analysis.warnings if _inside(w.last, since, until))
+    trimmed = dataclasses.replace(analysis, episodes=episodes, warnings=warnings, incidents=incidents)
+    return trimmed, untimed

@@ -1,0 +1,123 @@
+"""The Markdown report, rendered by cmark-gfm (GitHub's renderer) and checked as a document tree."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from oomtrace.formats.markdown import GITHUB_LIMIT, code_block, text
+from tests.conftest import FIXTURES, run
+
+CMARK = shutil.which("cmark-gfm")
+NS = "{http://commonmark.org/xml/1.0}"
+pytestmark = pytest.mark.skipif(
+    CMARK is None, reason="cmark-gfm is not installed (apt-get install cmark-gfm; .ci/run does)"
+)
+REAL = FIXTURES / "real_memcg_v1_6.18" / "kernel.log"
+
+
+def render(markdown: str) -> ET.Element:
+    done = subprocess.run(
+        [CMARK or "cmark-gfm", "-e", "table", "-e", "tagfilter", "-e", "autolink", "--to", "xml"],
+        input=markdown,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return ET.fromstring(done.stdout)
+
+
+def nodes(tree: ET.Element, kind: str) -> list[ET.Element]:
+    return list(tree.iter(NS + kind))
+
+
+def why_markdown(log: Path, query: str, *args: str) -> str:
+    result = run("why", query, "-k", str(log), "--format", "markdown", "--tz", "UTC", *args)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_seed000_report_structure() -> None:
+    markdown = why_markdown(
+        FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "llama-server", "--year", "2026"
+    )
+    tree = render(markdown)
+    headings = [" ".join("".join(h.itertext()).split()) for h in nodes(tree, "heading")]
+    assert headings[0] == "OOM kill: llama-server (pid 1966928)"
+    assert {"Timeline", "Victim", "Memory at the kill", "Largest processes at the kill"} <= set(headings)
+    tables = nodes(tree, "table")
+    timeline = tables[0]
+    assert len(nodes(timeline, "table_row")) == 4  # warning, invoked, kill, reaped
+    html = [b.text or "" for b in nodes(tree, "html_block")]
+    assert html[0].startswith("<details>") and html[-1].strip() == "</details>"
+    (raw,) = nodes(tree, "code_block")
+    assert "Out of memory: Killed process 1966928 (llama-server)" in (raw.text or "")
+    paragraph = " ".join(nodes(tree, "paragraph")[0].itertext())
+    assert "3m13s before the kill" in paragraph and "dashboard-servi invoked the killer" in paragraph
+    assert len(markdown) < GITHUB_LIMIT
+
+
+HOSTILE_NAMES = [
+    "```",
+    "</details>",
+    "<script>x</script>",
+    "a|b|c",
+    "*bold*",
+    "[x](http://e)",
+    "`tick`",
+    "#head",
+    "www.evil.com",
+    "http://evil.example/x",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_log_text_cannot_break_out_of_its_place(tmp_path: Path, name: str) -> None:
+    log = tmp_path / "hostile.log"
+    log.write_text(REAL.read_text().replace("oomprobe-hog", name))
+    markdown = why_markdown(log, "2110")
+    tree = render(markdown)
+    # Our own two HTML blocks, nothing else: no HTML from the log, no closed <details>.
+    html = [b.text or "" for b in nodes(tree, "html_block")] + [
+        b.text or "" for b in nodes(tree, "html_inline")
+    ]
+    assert [h.strip()[:9] for h in html] == ["<details>", "</details", "<sub>", "</sub>"], html
+    # The raw lines stay in one code block, byte for byte.
+    (raw,) = nodes(tree, "code_block")
+    assert f"Killed process 2110 ({name})" in (raw.text or "")
+    # In prose and tables the name is text, never markup or a link.
+    assert not nodes(tree, "emph") and not nodes(tree, "strong")[1:] and not nodes(tree, "link")
+    assert all(
+        len(nodes(t, "table_header")[0]) == len(nodes(t, "table_row")[0])
+        for t in nodes(tree, "table")
+        if nodes(t, "table_row")
+    )
+
+
+def test_code_block_fence_outgrows_backticks() -> None:
+    block = code_block(["a ```` b"])
+    assert block.startswith("`````text") and block.endswith("`````")
+
+
+def test_text_escapes_markup() -> None:
+    assert text("a|b*c_d<e>") == "a\\|b\\*c\\_d\\<e\\>"
+    assert text("\x1b[31m") == "\\\\x1b\\[31m"
+
+
+def test_a_huge_episode_is_cut_under_githubs_limit(tmp_path: Path) -> None:
+    lines = REAL.read_text().splitlines()
+    rows = [
+        f"[   53.459398] [ {10000 + i}]     0 {10000 + i}    19561    17981    16288     1693         0   192512        0           0 filler-{i:05d}"
+        for i in range(3000)
+    ]
+    table_at = next(i for i, line in enumerate(lines) if "pgtables_bytes" in line) + 1
+    log = tmp_path / "huge.log"
+    log.write_text("\n".join(lines[:table_at] + rows + lines[table_at:]) + "\n")
+    markdown = why_markdown(log, "oomprobe-hog")
+    assert len(markdown) <= GITHUB_LIMIT
+    assert "lines were cut to stay under GitHub's 65,536-character comment limit" in markdown
+    render(markdown)  # still a well-formed document

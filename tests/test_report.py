@@ -1,0 +1,124 @@
+"""`oomtrace report`, --since/--until, and --redact across every format."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from dateutil import tz
+
+from oomtrace.redact import Redactor
+from oomtrace.timerange import parse_when
+from tests.conftest import FIXTURES, run
+
+SEEDS = [
+    FIXTURES / name / "kernel.log"
+    for name in ("seed000_llama_server_gb10", "seed002_ds4_server_gb10", "seed004_tensorfold_cotenant_gb10")
+]
+
+
+def sources(*logs: Path) -> list[str]:
+    return [arg for log in logs for arg in ("-k", str(log))]
+
+
+def test_report_counts_every_incident_in_range() -> None:
+    result = run(
+        "report",
+        *sources(*SEEDS),
+        "--tz",
+        "UTC",
+        "--year",
+        "2026",
+        "--since",
+        "2026-11-01",
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["counts"]["incidents"] == 2  # seed 004's kill is in October
+    assert document["counts"]["kills"] == 5
+    assert document["counts"]["by_victim"]["llama-server"] == 1
+    assert document["counts"]["by_cause"] == {"kernel-oom": 5}
+    assert [s["episode"]["victim"]["comm"] for s in document["incidents"]] == ["llama-server", "ds4-server"]
+
+
+def test_report_markdown_and_text() -> None:
+    for output in ("markdown", "text"):
+        result = run("report", *sources(*SEEDS), "--tz", "UTC", "--year", "2026", "--format", output)
+        assert result.exit_code == 0, result.output
+        assert "3 incident(s), 6 kill(s)" in result.stdout
+
+
+def test_until_and_since_filter_list() -> None:
+    result = run(
+        "list", *sources(*SEEDS), "--tz", "UTC", "--year", "2026", "--until", "2026-11-15", "--format", "json"
+    )
+    victims = [e["victim"]["comm"] for e in json.loads(result.stdout)["episodes"]]
+    assert victims == ["ollama_llama_se", "llama-server"]
+
+
+def test_bad_since_is_a_clear_error() -> None:
+    result = run("list", "-k", str(SEEDS[0]), "--since", "the day before the crash")
+    assert result.exit_code == 2
+    assert "cannot read the time 'the day before the crash'" in result.stderr and "dateutil" in result.stderr
+
+
+def test_since_after_until_is_refused() -> None:
+    result = run("report", "-k", str(SEEDS[0]), "--since", "2026-11-15", "--until", "2026-11-14")
+    assert result.exit_code == 2 and "is after --until" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("now", "2026-11-29 10:00"),
+        ("yesterday", "2026-11-28 00:00"),
+        ("-2h", "2026-11-29 08:00"),
+        ("30 min ago", "2026-11-29 09:30"),
+        ("2026-11-14 13:00", "2026-11-14 13:00"),
+    ],
+)
+def test_time_words(value: str, expected: str) -> None:
+    now = datetime(2026, 11, 29, 10, 0, tzinfo=tz.UTC)
+    assert parse_when(value, tz.UTC, now).strftime("%Y-%m-%d %H:%M") == expected
+
+
+HOSTS = ["spark-01", "spark-02"]
+
+
+@pytest.mark.parametrize("output", ["text", "json", "markdown"])
+@pytest.mark.parametrize("command", [["list"], ["why", "llama-server"], ["report"]])
+def test_no_host_name_survives_redaction(command: list[str], output: str) -> None:
+    logs = sources(SEEDS[0], SEEDS[2])
+    plain = run(*command, *logs, "--tz", "UTC", "--year", "2026", "--format", output)
+    assert plain.exit_code == 0, plain.output
+    redacted = run(*command, *logs, "--tz", "UTC", "--year", "2026", "--format", output, "--redact")
+    assert redacted.exit_code == 0, redacted.output
+    for host in HOSTS:
+        assert host not in redacted.stdout
+    if output != "text" and command != ["list"]:
+        assert "host-1" in redacted.stdout
+
+
+def test_redaction_is_stable_and_changes_nothing_else(tmp_path: Path) -> None:
+    redactor = Redactor(["spark-01"])
+    line = "Nov 14 13:12:12 spark-01 kernel: task_memcg=/docker/2e088fe462e25e60be1dafafe2c05c47bda1a97978648d10ad2b7484fc0b8f50 from 10.1.2.3 /home/alice/x alice@example.com spark-01"
+    once = redactor.text(line)
+    assert (
+        once
+        == "Nov 14 13:12:12 host-1 kernel: task_memcg=/docker/id-1 from ip-1 /home/user-1/x email-1 host-1"
+    )
+    assert redactor.text(line) == once
+    untouched = "[ 5864.708440] Node 0 DMA32 free:59728kB min:7832kB ffffffff816861ac 0000:9b:00.0 13:12:12 std::bad_alloc"
+    assert redactor.text(untouched) == untouched
+
+
+def test_redaction_covers_ipv6_and_mac() -> None:
+    redactor = Redactor()
+    assert (
+        redactor.text("fe80::1ce:2ff:fe3a:1 and 2001:db8:0:0:0:0:2:1 mac 00:1a:2b:3c:4d:5e")
+        == "ipv6-1 and ipv6-2 mac mac-1"
+    )
