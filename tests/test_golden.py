@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,10 @@ from tests.conftest import FIXTURES, run
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/case.toml"))
 UPDATE = os.environ.get("OOMTRACE_UPDATE_GOLDEN") == "1"
+
+
+def _relative(path: Path) -> str:
+    return os.path.relpath(path.resolve(), FIXTURES.parent)
 
 
 def _normalise(text: str) -> str:
@@ -47,8 +52,18 @@ def test_golden(
     config = tomllib.loads((case / "case.toml").read_text())
     # Paths in the output are relative to the repository, as a user would type them.
     monkeypatch.chdir(FIXTURES.parent)
-    log = str((case / "kernel.log").relative_to(FIXTURES.parent))
-    query = [config["query"]] if command == "why" else []
-    result = run(command, *query, "-k", log, *config["args"], "--format", output_format)
-    assert result.exit_code == 0, result.output
+    logs = [_relative(case / name) for name in config.get("kernel_logs", ["kernel.log"])]
+    args = [arg for log in logs for arg in ("-k", log)] + config["args"]
+    query = []
+    if command == "why":
+        query = [config["query"]]
+        for server_name in config.get("server_logs", []):
+            server_log = case / server_name
+            if "server_log_mtime" in config:
+                # Logs without stamps end at their file's modification time, which git does not keep.
+                when = datetime.fromisoformat(config["server_log_mtime"]).timestamp()
+                os.utime(server_log, (when, when))
+            args += ["--server-log", _relative(server_log)]
+    result = run(command, *query, *args, "--format", output_format)
+    assert result.exit_code == config.get("exit_code", 0), result.output
     _compare(case, name, result.stdout)

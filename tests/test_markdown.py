@@ -56,8 +56,10 @@ def test_seed000_report_structure() -> None:
     assert html[0].startswith("<details>") and html[-1].strip() == "</details>"
     (raw,) = nodes(tree, "code_block")
     assert "Out of memory: Killed process 1966928 (llama-server)" in (raw.text or "")
-    paragraph = " ".join(nodes(tree, "paragraph")[0].itertext())
-    assert "3m13s before the kill" in paragraph and "dashboard-servi invoked the killer" in paragraph
+    verdict = " ".join("".join(nodes(tree, "paragraph")[0].itertext()).split())
+    assert verdict.startswith("Verdict (kernel-oom): llama-server (pid 1966928) was killed")
+    summary = " ".join(" ".join(p.itertext()) for p in nodes(tree, "paragraph"))
+    assert "3m13s before the kill" in summary and "dashboard-servi invoked the killer" in summary
     assert len(markdown) < GITHUB_LIMIT
 
 
@@ -90,7 +92,9 @@ def test_log_text_cannot_break_out_of_its_place(tmp_path: Path, name: str) -> No
     (raw,) = nodes(tree, "code_block")
     assert f"Killed process 2110 ({name})" in (raw.text or "")
     # In prose and tables the name is text, never markup or a link.
-    assert not nodes(tree, "emph") and not nodes(tree, "strong")[1:] and not nodes(tree, "link")
+    assert not nodes(tree, "emph") and not nodes(tree, "link")
+    strong = ["".join(n.itertext()).strip() for n in nodes(tree, "strong")]
+    assert strong == ["Verdict (cgroup-oom):", name]
     assert all(
         len(nodes(t, "table_header")[0]) == len(nodes(t, "table_row")[0])
         for t in nodes(tree, "table")

@@ -118,7 +118,7 @@ def test_a_real_oom_kill_is_found_and_explained(tmp_path: Path) -> None:
         cgroup.remove()
     assert child.returncode == -9, server_log.read_text()
 
-    result = run("why", name, "--format", "json")
+    result = run("why", name, "--format", "json", "--server-log", str(server_log))
     assert result.exit_code == 0, result.output
     story = json.loads(result.stdout)
     episode = story["episode"]
@@ -132,3 +132,7 @@ def test_a_real_oom_kill_is_found_and_explained(tmp_path: Path) -> None:
     assert story["source"]["kind"] == "dmesg"
     # Uptime was turned into wall time with the boot time from /proc/stat.
     assert episode["time"] is not None
+    # Its own log stops with no error, within a few seconds of the kill (btime has 1 s steps).
+    assert story["server_log"]["ending"] == "silent"
+    assert story["server_log"]["last_time_from"] == "mtime"
+    assert abs(story["server_log"]["gap_s"]) < 5

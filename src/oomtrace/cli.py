@@ -26,11 +26,13 @@ from oomtrace.sanitize import inert
 from oomtrace.select import between
 from oomtrace.sources.base import Source
 from oomtrace.sources.dmesg import RingBuffer
+from oomtrace.sources.serverlog import read_server_log
 from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.story import find_deaths, report, tell
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
 from oomtrace.units import clock
+from oomtrace.verdict import Verdict, judge
 
 EXAMPLE_FIXTURE = "fixtures/seed000_llama_server_gb10/kernel.log"
 
@@ -231,32 +233,47 @@ def list_command(**options: Any) -> None:
 @cli.command(
     "why",
     epilog=f"""NAME may be the name as you know it: the kernel keeps 15 characters,
-so `why dashboard-service` finds `dashboard-servi`.
+so `why dashboard-service` finds `dashboard-servi`. With --server-log, the server's own log is
+read beside the kernel's: how it ended (silent, an out-of-memory error, a crash, a clean
+shutdown), when, and what it said it would spend.
+
+Exit codes: 0 a verdict (a kill, the target's part in one, its own error, a crash, a clean exit);
+1 nothing explains how it ended; 2 usage error or unreadable input.
 
 Examples:
 
 \b
   oomtrace why llama-server
   oomtrace why llama-server -k {EXAMPLE_FIXTURE} --tz UTC
+  oomtrace why llama-server -k kern.log --server-log llama-server.log
   oomtrace why 1966928 -k kern.log --format json""",
 )
 @click.argument("name")
 @click.option("--all", "every", is_flag=True, help="Every death of NAME, not only the latest.")
+@click.option(
+    "--server-log",
+    "server_logs",
+    multiple=True,
+    metavar="FILE",
+    help="The server's own log (repeatable; .gz/.xz/.bz2 too). Lines without a time stamp take "
+    "the file's modification time for the last line.",
+)
 @_source_options
-def why_command(name: str, every: bool, **options: Any) -> None:
+def why_command(name: str, every: bool, server_logs: tuple[str, ...], **options: Any) -> None:
     """Why NAME (a process name or pid) died: when, who killed it, why it, what warned first."""
     settings = _settings(**options)
     analysis, _ = _analysis(settings)
-    redactor = _redactor(settings, analysis)
+    logs = [read_server_log(path, settings.zone, settings.year) for path in server_logs]
     deaths = find_deaths(analysis, name)
-    if not deaths:
-        shown = redactor.apply(analysis)
-        _render(settings, lambda fmt: fmt.not_found(shown, name))
-        raise NotFoundError(_not_found_message(shown, name))
+    verdict = judge(analysis, name, deaths[-1] if deaths else None, logs)
     chosen = deaths if every else deaths[-1:]
-    stories = redactor.apply([tell(analysis, episode, name) for episode in chosen])
-    analysis = redactor.apply(analysis)
-    _render(settings, lambda fmt: fmt.why(analysis, stories))
+    stories = [tell(analysis, episode, name) for episode in chosen]
+    redactor = _redactor(settings, analysis)
+    stories, verdict, analysis = redactor.apply((stories, verdict, analysis))
+    if verdict.cause == "unknown" and not verdict.involvement:
+        _render(settings, lambda fmt: fmt.not_found(analysis, name, verdict))
+        raise NotFoundError(_not_found_message(analysis, name, verdict))
+    _render(settings, lambda fmt: fmt.why(analysis, stories, verdict))
 
 
 @cli.command(
@@ -290,7 +307,9 @@ def _redactor(settings: _Settings, analysis: Analysis) -> Redactor:
     return Redactor(analysis.hosts)
 
 
-def _not_found_message(analysis: Analysis, name: str) -> str:
+def _not_found_message(analysis: Analysis, name: str, verdict: Verdict) -> str:
+    if verdict.server_log is not None:
+        return verdict.headline
     names = ", ".join(s.name for s in analysis.sources)
     firsts = [s.first for s in analysis.sources if s.first is not None]
     lasts = [s.last for s in analysis.sources if s.last is not None]

@@ -11,6 +11,7 @@ from oomtrace import events as ev
 from oomtrace.model import (
     Analysis,
     Chosen,
+    Crash,
     Episode,
     Frame,
     Incident,
@@ -125,6 +126,7 @@ class EpisodeBuilder:
         self._unparsed: list[Unparsed] = []
         self._unparsed_count = 0
         self._hosts: dict[str, None] = {}
+        self._crashes: list[tuple[ev.ProcessCrash, int]] = []
 
     # ---- input -------------------------------------------------------------------
 
@@ -159,6 +161,8 @@ class EpisodeBuilder:
             self._killed(event)
         elif isinstance(event, ev.Reaped):
             self._reaped(event)
+        elif isinstance(event, ev.ProcessCrash):
+            self._crashes.append((event, self._seq))
         elif isinstance(event, ev.CallbacksSuppressed):
             self._suppressed += event.count
         elif isinstance(event, (ev.NoKillable, ev.OomPanic)):
@@ -343,6 +347,10 @@ class EpisodeBuilder:
             unparsed=tuple(self._unparsed),
             unparsed_count=self._unparsed_count,
             hosts=tuple(self._hosts),
+            crashes=tuple(
+                Crash(e.comm, e.pid, e.text, self._resolve(self._moment(e.record, seq)))
+                for e, seq in self._crashes
+            ),
         )
 
     def _source_summary(self, name: str, info: dict[str, object]) -> SourceSummary:

@@ -232,6 +232,15 @@ class EarlyWarning(Event):
     """What makes two warnings "the same" for collapsing repeats."""
 
 
+@dataclass(frozen=True, slots=True)
+class ProcessCrash(Event):
+    """`comm[pid]: segfault at ...`, `traps: comm[pid] general protection ...`: a crash, not an OOM."""
+
+    comm: str
+    pid: int
+    text: str
+
+
 WARNING_KINDS = {
     "nvrm-no-memory": "NVIDIA driver could not allocate memory",
     "nvrm-xid": "NVIDIA Xid error",

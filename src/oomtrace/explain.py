@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from oomtrace.allocation import call_path, request
 from oomtrace.badness import Ranking, rank
 from oomtrace.model import Episode, Victim
+from oomtrace.serverlines import PlanItem
 from oomtrace.units import kib
 
 # A victim whose address space is this many times its resident set, and at least this much
@@ -386,4 +387,30 @@ def explain_episode(episode: Episode) -> Explanation:
         memcg_owner=cgroup_owner(episode.memcg),
         task_memcg_owner=cgroup_owner(episode.task_memcg),
         driver_frames=tuple(dict.fromkeys(driver_frames(episode))),
+    )
+
+
+def plan_comparison(
+    plan: tuple[PlanItem, ...], episode: Episode | None, memory: MemoryPicture | None
+) -> str | None:
+    """What the server said it would hold, against what the kernel saw at the kill."""
+    counted = [item for item in plan if item.counted]
+    if not counted:
+        return None
+    total_gib = sum(item.gib for item in counted)
+    parts = ", ".join(f"{item.label} {item.gib:.2f}" for item in counted)
+    text = f"it said it would hold {total_gib:.1f} GiB ({parts} GiB)"
+    if episode is None or episode.victim is None or memory is None:
+        return text
+    anon_kb = episode.victim.anon_rss_kb or 0
+    held_kb = anon_kb + (memory.unaccounted_kb or 0)
+    if not memory.unaccounted_kb:
+        return text + f"; at the kill it held {kib(anon_kb)} anon-rss"
+    held_gib = held_kb / (1024 * 1024)
+    difference = held_gib - total_gib
+    direction = "more" if difference >= 0 else "less"
+    return (
+        text + f"; at the kill it held {kib(anon_kb)} anon-rss and the machine had "
+        f"{kib(memory.unaccounted_kb)} in no LRU list or slab (driver and GPU buffers): "
+        f"{held_gib:.1f} GiB, {abs(difference):.1f} GiB {direction} than it said"
     )

@@ -170,6 +170,16 @@ class Incident:
 
 
 @dataclass(frozen=True, slots=True)
+class Crash:
+    """A process the kernel saw crash (segfault, trap): evidence that it was not an OOM kill."""
+
+    comm: str
+    pid: int
+    text: str
+    moment: Moment
+
+
+@dataclass(frozen=True, slots=True)
 class Unparsed:
     """A line that looked like part of an OOM report but did not fit the grammar."""
 
@@ -202,6 +212,7 @@ class Analysis:
     unparsed: tuple[Unparsed, ...]
     unparsed_count: int
     hosts: tuple[str, ...] = ()
+    crashes: tuple[Crash, ...] = ()
     """Every host name the input's prefixes carried (what --redact must hide)."""
 
     def incident_of(self, episode: Episode) -> Incident | None:

@@ -76,6 +76,11 @@ _PAGE_ALLOC = re.compile(
 _HUNG = re.compile(r"INFO: task (?P<comm>.*):(?P<pid>\d{1,20}) blocked for more than (?P<s>\d{1,20}) seconds")
 _VM_ENOUGH = re.compile(r"__vm_enough_memory: pid: (?P<pid>\d{1,20}), comm: (?P<comm>.*?), ")
 
+_CRASHED = re.compile(
+    r"(?:traps: )?(?P<comm>[^\[\]]{1,64}?)\[(?P<pid>\d{1,20})\]:? (?:segfault at|general protection"
+    r"|trap |unhandled (?:page fault|signal)|invalid opcode|divide error)"
+)
+
 # Tasks tables print a process name last; the columns before it are numbers.
 _INT = re.compile(r"-?\d{1,20}")
 
@@ -346,6 +351,13 @@ def _vm_enough(record: Record, text: str) -> ev.Event | None:
     return ev.EarlyWarning(record, "overcommit-refused", text, match["comm"]) if match else None
 
 
+def _crash(record: Record, text: str) -> ev.Event | None:
+    match = _CRASHED.match(text)
+    if not match:
+        return None
+    return ev.ProcessCrash(record, match["comm"], int(match["pid"]), text)
+
+
 # (a literal every matching line contains, parser): the literal is a cheap filter so most
 # lines of a big log never reach a regex. Order matters where literals overlap.
 _PARSERS: tuple[tuple[str, Callable[[Record, str], ev.Event | None]], ...] = (
@@ -361,6 +373,8 @@ _PARSERS: tuple[tuple[str, Callable[[Record, str], ev.Event | None]], ...] = (
     ("page allocation failure", _page_alloc),
     ("blocked for more than", _hung),
     ("__vm_enough_memory", _vm_enough),
+    ("]: ", _crash),
+    ("traps: ", _crash),
     (" cpuset=", _cpuset),
     ("CPU: ", _cpu_line),
     ("Pid: ", _pid_line),

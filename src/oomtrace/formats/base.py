@@ -8,6 +8,7 @@ from rich.console import Console
 
 from oomtrace.model import Analysis
 from oomtrace.story import Report, Story
+from oomtrace.verdict import Verdict
 
 
 class Format(ABC):
@@ -20,12 +21,13 @@ class Format(ABC):
     def list_episodes(self, analysis: Analysis) -> None: ...
 
     @abstractmethod
-    def why(self, analysis: Analysis, stories: list[Story]) -> None: ...
+    def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
+        """`why`: the verdict, and the story of each death (none when the target was not killed)."""
 
     @abstractmethod
     def report(self, analysis: Analysis, report: Report) -> None:
         """`oomtrace report`: every incident in a range with counts per victim and cause."""
 
     @abstractmethod
-    def not_found(self, analysis: Analysis, query: str) -> None:
+    def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         """What `why` prints on stdout when there is no record (the error goes to stderr)."""

@@ -7,11 +7,12 @@ from dataclasses import asdict
 from typing import Any
 
 from oomtrace.badness import Ranking
-from oomtrace.explain import MemoryPicture, explain_episode
+from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
 from oomtrace.story import Report, Story, TimelineEntry
 from oomtrace.units import iso_time
+from oomtrace.verdict import Verdict
 
 SCHEMA = "oomtrace/1"
 
@@ -28,9 +29,12 @@ class JsonFormat(Format):
             }
         )
 
-    def why(self, analysis: Analysis, stories: list[Story]) -> None:
-        latest = story_json(stories[-1])
-        document = {"schema": SCHEMA, **latest, "source": source_json(analysis)}
+    def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
+        document: dict[str, Any] = {"schema": SCHEMA, **_empty_story(verdict.query)}
+        if stories:
+            document.update(story_json(stories[-1]))
+        document.update(verdict_json(verdict, stories[-1] if stories else None))
+        document["source"] = source_json(analysis)
         if len(stories) > 1:
             document["all"] = [story_json(s) for s in stories]
         self._emit(document)
@@ -53,26 +57,15 @@ class JsonFormat(Format):
             }
         )
 
-    def not_found(self, analysis: Analysis, query: str) -> None:
-        self._emit(
-            {
-                "schema": SCHEMA,
-                "query": query,
-                "found": False,
-                "cause": None,
-                "episode": None,
-                "collateral": [],
-                "earliest_warning": None,
-                "lead_time_s": None,
-                "timeline": [],
-                "victims_in_input": [
-                    {"comm": e.victim.comm, "pid": e.victim.pid, "time": iso_time(e.moment.time)}
-                    for e in analysis.episodes
-                    if e.victim
-                ],
-                "source": source_json(analysis),
-            }
-        )
+    def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
+        document: dict[str, Any] = {"schema": SCHEMA, **_empty_story(query), **verdict_json(verdict, None)}
+        document["victims_in_input"] = [
+            {"comm": e.victim.comm, "pid": e.victim.pid, "time": iso_time(e.moment.time)}
+            for e in analysis.episodes
+            if e.victim
+        ]
+        document["source"] = source_json(analysis)
+        self._emit(document)
 
     def _emit(self, document: dict[str, Any]) -> None:
         # Plain print: rich would wrap or highlight; json.dumps escapes control characters.
@@ -243,4 +236,59 @@ def source_json(analysis: Analysis) -> dict[str, Any]:
         "last": moment_json(lasts[-1]) if lasts else None,
         "unparsed_oom_lines": analysis.unparsed_count,
         "unparsed_samples": [asdict(u) for u in analysis.unparsed[:10]],
+    }
+
+
+def _empty_story(query: str) -> dict[str, Any]:
+    return {
+        "query": query,
+        "found": False,
+        "cause": None,
+        "episode": None,
+        "collateral": [],
+        "earliest_warning": None,
+        "lead_time_s": None,
+        "timeline": [],
+        "memory": None,
+        "incident": None,
+    }
+
+
+def verdict_json(verdict: Verdict, story: Story | None) -> dict[str, Any]:
+    reading = verdict.server_log
+    server_log = None
+    if reading is not None:
+        facts = reading.facts
+        memory = story.memory if story else None
+        server_log = {
+            "path": facts.path,
+            "lines": facts.lines,
+            "last_line": facts.last_line,
+            "last_time": iso_time(facts.last_time),
+            "last_time_from": facts.last_time_from,
+            "ending": facts.ending,
+            "ending_line": facts.ending_line,
+            "gap_s": reading.gap_s,
+            "note": reading.note,
+            "plan": [asdict(item) for item in facts.plan],
+            "plan_total_gib": round(sum(i.gib for i in facts.plan if i.counted), 2) if facts.plan else None,
+            "plan_against_kill": plan_comparison(facts.plan, verdict.episode, memory),
+        }
+    return {
+        "found": verdict.found,
+        "cause": verdict.cause,
+        "verdict": verdict.headline,
+        "server_log": server_log,
+        "involvement": [{"role": i.role, "episode": episode_json(i.episode)} for i in verdict.involvement],
+        "crash": (
+            {
+                "comm": verdict.crash.comm,
+                "pid": verdict.crash.pid,
+                "text": verdict.crash.text,
+                "time": iso_time(verdict.crash.moment.time),
+            }
+            if verdict.crash
+            else None
+        ),
+        "searched": verdict.searched,
     }

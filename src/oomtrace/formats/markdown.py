@@ -7,12 +7,19 @@ from datetime import datetime
 
 from oomtrace import __version__
 from oomtrace.episodes import moment_gap
-from oomtrace.explain import Explanation, MemoryPicture, explain_episode, warning_summary
+from oomtrace.explain import (
+    Explanation,
+    MemoryPicture,
+    explain_episode,
+    plan_comparison,
+    warning_summary,
+)
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
 from oomtrace.story import Report, Story
 from oomtrace.units import clock, duration, kib, relative
+from oomtrace.verdict import Verdict, clock_time
 
 # GitHub refuses comments longer than this many characters.
 GITHUB_LIMIT = 65_536
@@ -77,11 +84,19 @@ class MarkdownFormat(Format):
         parts += ["", _footer(analysis)]
         self._emit("\n".join(parts))
 
-    def why(self, analysis: Analysis, stories: list[Story]) -> None:
-        self._emit(self.document(analysis, stories))
+    def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
+        head = f"**Verdict ({text(verdict.cause)}):** {text(verdict.headline)}"
+        log = _server_log(verdict, stories[-1] if stories else None)
+        if stories:
+            self._emit(head + "\n\n" + (log + "\n\n" if log else "") + self.document(analysis, stories))
+            return
+        involved = [verdict.involved_story] if verdict.involved_story else []
+        body = self.document(analysis, involved) if involved else _footer(analysis)
+        intro = "\n\nThe OOM kill it took part in:\n\n" if involved else "\n\n"
+        self._emit(head + ("\n\n" + log if log else "") + intro + body)
 
     def report(self, analysis: Analysis, report: Report) -> None:
-        span = f"{clock_time(report.since)} to {clock_time(report.until)}"
+        span = f"{_span_time(report.since)} to {_span_time(report.until)}"
         kills = sum(n for _, n in report.by_victim)
         counts = [
             f"{len(report.stories)} incident(s), {kills} kill(s), {text(span)}.",
@@ -107,7 +122,7 @@ class MarkdownFormat(Format):
         )
         self._emit(head + ("\n\n" + body if body else "\n\n" + _footer(analysis)))
 
-    def not_found(self, analysis: Analysis, query: str) -> None:
+    def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         return None
 
     def document(self, analysis: Analysis, stories: list[Story], title: str | None = None) -> str:
@@ -125,8 +140,27 @@ class MarkdownFormat(Format):
         self.console.file.write(document.rstrip("\n") + "\n")
 
 
-def clock_time(time: datetime | None) -> str:
+def _span_time(time: datetime | None) -> str:
     return time.isoformat(sep=" ", timespec="seconds") if time else "the start of the log"
+
+
+def _server_log(verdict: Verdict, story: Story | None) -> str:
+    reading = verdict.server_log
+    if reading is None:
+        return ""
+    facts = reading.facts
+    when = clock_time(facts.last_time) if facts.last_time else "unknown"
+    origin = " (file modification time)" if facts.last_time_from == "mtime" else ""
+    rows = [
+        ["file", text(f"{facts.path} ({facts.lines} lines)")],
+        ["last line", text(f"{when}{origin}")],
+        ["ending", text(reading.note)],
+    ]
+    comparison = plan_comparison(facts.plan, verdict.episode, story.memory if story else None)
+    if comparison:
+        rows.append(["its plan", text(comparison)])
+    last = code_block([facts.last_line or ""])
+    return "### The server's own log\n\n" + table(["", ""], rows) + "\n\nIts last line:\n\n" + last
 
 
 def _names(analysis: Analysis) -> str:

@@ -9,12 +9,19 @@ from rich.table import Table
 from rich.text import Text
 
 from oomtrace.episodes import moment_gap
-from oomtrace.explain import MemoryPicture, cgroup_owner, explain_episode, warning_summary
+from oomtrace.explain import (
+    MemoryPicture,
+    cgroup_owner,
+    explain_episode,
+    plan_comparison,
+    warning_summary,
+)
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
 from oomtrace.story import Report, Story
 from oomtrace.units import clock, duration, kib, relative
+from oomtrace.verdict import Verdict, clock_time
 
 _CONSTRAINT_WORDS = {
     "global": "global OOM: the whole machine ran out of memory",
@@ -66,12 +73,45 @@ class TextFormat(Format):
             self.console.print(_t("No OOM kills found."))
         self.console.print(_t(_summary_line(analysis)), style="dim")
 
-    def why(self, analysis: Analysis, stories: list[Story]) -> None:
-        for index, story in enumerate(stories):
-            if index:
-                self.console.print()
-            self._story(story)
+    def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
+        if stories:
+            for index, story in enumerate(stories):
+                if index:
+                    self.console.print()
+                self._story(story, verdict if index == len(stories) - 1 else None)
+        else:
+            self._verdict_only(verdict)
         self.console.print(_t(_summary_line(analysis)), style="dim")
+
+    def _verdict_only(self, verdict: Verdict) -> None:
+        self.console.print(
+            Panel(_t(verdict.headline), title=_t(f"oomtrace why {verdict.query}"), title_align="left")
+        )
+        self._server_log(verdict, None)
+        if verdict.involved_story is not None:
+            self.console.print()
+            self.console.print(Text("The OOM kill it took part in", style="bold"))
+            self._story(verdict.involved_story, None)
+
+    def _server_log(self, verdict: Verdict, story: Story | None) -> None:
+        reading = verdict.server_log
+        if reading is None:
+            return
+        facts = reading.facts
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row("File", _t(f"{facts.path} ({facts.lines} lines)"))
+        when = clock_time(facts.last_time) if facts.last_time else "unknown"
+        origin = {"mtime": " (the file's modification time: it prints no stamps)", "timestamp": ""}.get(
+            facts.last_time_from or "", ""
+        )
+        grid.add_row("Last line", _t(f"{when}{origin}: {facts.last_line or ''}"))
+        grid.add_row("Ending", _t(reading.note))
+        comparison = plan_comparison(facts.plan, verdict.episode, story.memory if story else None)
+        if comparison:
+            grid.add_row("Its plan", _t(comparison))
+        self.console.print(Group(Text(), Text("The server's own log", style="bold"), grid))
 
     def report(self, analysis: Analysis, report: Report) -> None:
         since = report.since.isoformat(sep=" ", timespec="seconds") if report.since else "the start"
@@ -99,11 +139,11 @@ class TextFormat(Format):
             self._story(story)
         self.console.print(_t(_summary_line(analysis)), style="dim")
 
-    def not_found(self, analysis: Analysis, query: str) -> None:
+    def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         # The one-line error on stderr says it all; stdout stays empty for scripts.
         return None
 
-    def _story(self, story: Story) -> None:
+    def _story(self, story: Story, verdict: Verdict | None = None) -> None:
         episode = story.episode
         victim = episode.victim
         assert victim is not None
@@ -114,8 +154,12 @@ class TextFormat(Format):
         if episode.constraint == "memcg" and episode.memcg:
             owner = cgroup_owner(episode.memcg)
             headline.append(_t(f" ({episode.memcg}{', ' + owner if owner else ''})"))
+        if verdict is not None and verdict.server_log is not None:
+            headline.append(_t(f"; {verdict.server_log.note}"))
         self.console.print(Panel(headline, title=_t(f"oomtrace why {story.query}"), title_align="left"))
         self.console.print(self._facts(story))
+        if verdict is not None:
+            self._server_log(verdict, story)
         if story.memory is not None:
             self.console.print(self._memory(story.memory))
         if story.timeline:

@@ -70,49 +70,58 @@ class KernelLogFile(Source):
         return datetime.now(UTC)
 
     def _open(self) -> IO[str]:
-        raw = self._open_binary()
-        head = raw.peek(8192)[:8192] if isinstance(raw, io.BufferedReader) else b""
-        for magic, opener in _COMPRESSED:
-            if head.startswith(magic):
-                raw = io.BufferedReader(opener(raw, "rb"))  # type: ignore[operator,arg-type]
-                head = _safe_peek(raw, self.name)
-                break
-        if head.startswith(_JOURNAL_MAGIC):
-            raw.close()
-            raise InputError(
-                f"{self.name} is a binary systemd journal file, not a text log",
-                hint=f"export it with: journalctl --file {self.name} -k -o short-precise > kern.txt",
-            )
-        if _looks_binary(head):
-            raw.close()
-            raise InputError(
-                f"{self.name} looks binary, not a text kernel log",
-                hint="pass dmesg, journalctl or /var/log/kern.log output",
-            )
-        # Only \n ends a line: a lone \r inside a name stays in it (and is shown inert).
-        return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
+        return open_text(self.path)
 
-    def _open_binary(self) -> io.BufferedReader:
-        if self.path == "-":
-            # peek() needs a BufferedReader; CliRunner and pipes may hand over other streams.
-            stream = sys.stdin.buffer
-            return stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
-        try:
-            return open(self.path, "rb")
-        except FileNotFoundError:
-            raise InputError(f"cannot read {self.path}: no such file") from None
-        except IsADirectoryError:
-            raise InputError(
-                f"cannot read {self.path}: it is a directory",
-                hint="pass a log file such as /var/log/kern.log",
-            ) from None
-        except PermissionError:
-            raise InputError(
-                f"cannot read {self.path}: permission denied",
-                hint="run with sudo, or copy the file somewhere readable",
-            ) from None
-        except OSError as error:
-            raise InputError(f"cannot read {self.path}: {error.strerror or error}") from None
+
+def open_text(path: str, what: str = "kernel log") -> IO[str]:
+    """A text stream over a log file or `-`, decompressed, refusing journals and binaries."""
+    name = "<stdin>" if path == "-" else path
+    raw = _open_binary(path)
+    head = raw.peek(8192)[:8192]
+    for magic, opener in _COMPRESSED:
+        if head.startswith(magic):
+            raw = io.BufferedReader(opener(raw, "rb"))
+            head = _safe_peek(raw, name)
+            break
+    if head.startswith(_JOURNAL_MAGIC):
+        raw.close()
+        raise InputError(
+            f"{name} is a binary systemd journal file, not a text log",
+            hint=f"export it with: journalctl --file {name} -k -o short-precise > kern.txt",
+        )
+    if _looks_binary(head):
+        raw.close()
+        raise InputError(
+            f"{name} looks binary, not a text {what}",
+            hint="pass dmesg, journalctl or /var/log/kern.log output"
+            if what == "kernel log"
+            else "pass the server's own log (its captured stdout/stderr)",
+        )
+    # Only \n ends a line: a lone \r inside a name stays in it (and is shown inert).
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
+
+
+def _open_binary(path: str) -> io.BufferedReader:
+    if path == "-":
+        # peek() needs a BufferedReader; CliRunner and pipes may hand over other streams.
+        stream = sys.stdin.buffer
+        return stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(f"cannot read {path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(
+            f"cannot read {path}: it is a directory",
+            hint="pass a log file such as /var/log/kern.log",
+        ) from None
+    except PermissionError:
+        raise InputError(
+            f"cannot read {path}: permission denied",
+            hint="run with sudo, or copy the file somewhere readable",
+        ) from None
+    except OSError as error:
+        raise InputError(f"cannot read {path}: {error.strerror or error}") from None
 
 
 def _safe_peek(raw: io.BufferedReader, name: str) -> bytes:

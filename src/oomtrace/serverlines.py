@@ -1,0 +1,155 @@
+"""The grammar of model servers' own logs: stamps, how a log ended, and what it planned to spend."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+
+from dateutil.parser import ParserError
+from dateutil.parser import parse as parse_date
+
+from oomtrace.prefixes import month_number
+
+# Each pattern cuts a stamp off the start of a line; dateutil (or the month table) reads it.
+_ISO = re.compile(r"\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s")
+_VLLM = re.compile(r"(?:[A-Z]+\s+)?(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)?\s")
+_GLOG = re.compile(r"[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\s")
+_SYSLOG = re.compile(r"(\S+)\s+(\d{1,2}) (\d{2}):(\d{2}):(\d{2})\s")
+_LLAMA_RELATIVE = re.compile(r"\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] ")
+
+
+@dataclass(frozen=True, slots=True)
+class LineStamp:
+    time: datetime | None
+    relative: bool
+    """llama.cpp's --log-timestamps: minutes.seconds.ms.us since start, no wall time."""
+
+
+def stamp_of(line: str, zone: tzinfo, year: int) -> LineStamp:
+    """The time a server-log line was written, when its prefix says."""
+    match = _ISO.match(line)
+    if match:
+        text = match.group(1).replace(",", ".")
+        try:
+            moment = parse_date(text)
+        except (ParserError, ValueError, OverflowError):
+            return LineStamp(None, False)
+        return LineStamp(moment if moment.tzinfo else moment.replace(tzinfo=zone), False)
+    for pattern in (_VLLM, _GLOG):
+        match = pattern.match(line)
+        if match:
+            month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 6))
+            return LineStamp(_safe(year, month, day, hour, minute, second, zone), False)
+    match = _SYSLOG.match(line)
+    if match and month_number(match.group(1)):
+        day, hour, minute, second = (int(match.group(i)) for i in range(2, 6))
+        return LineStamp(
+            _safe(year, month_number(match.group(1)) or 1, day, hour, minute, second, zone), False
+        )
+    if _LLAMA_RELATIVE.match(line):
+        return LineStamp(None, True)
+    return LineStamp(None, False)
+
+
+def _safe(
+    year: int, month: int, day: int, hour: int, minute: int, second: int, zone: tzinfo
+) -> datetime | None:
+    try:
+        return datetime(year, month, day, hour, minute, second, tzinfo=zone)
+    except ValueError:
+        return None
+
+
+# How a log ended, by its last lines. Checked in this order: the first kind found wins.
+_SHELL_KILLED = re.compile(r"^(?:\[\d+\]\+?\s+)?(?:\d+\s+)?Killed\b|^<killed>$|: line \d+: +\d+ Killed")
+_OOM_ERROR = re.compile(
+    r"CUDA out of memory|OutOfMemoryError|cudaMalloc failed|cudaErrorMemoryAllocation"
+    r"|CUDA error: out of memory|hipErrorOutOfMemory|HIP out of memory|std::bad_alloc|\bMemoryError\b"
+    r"|failed to allocate .*buffer"
+    r"|ggml_gallocr\w*: failed to allocate|unable to allocate .*(?:CUDA|backend) buffer|out of memory",
+    re.IGNORECASE,
+)
+_CRASH = re.compile(
+    r"Segmentation fault|segfault|SIGSEGV|SIGABRT|SIGBUS|Aborted|core dumped"
+    r"|Traceback \(most recent call last\)|terminate called after throwing|GGML_ASSERT|^panic:"
+    r"|fatal error|Illegal instruction|Bus error",
+)
+_CLEAN = re.compile(
+    r"shutting down|shutdown complete|Application shutdown complete|Finished server process|exiting\.?$"
+    r"|received SIGTERM|cleaning up before exit|Stopped|graceful",
+    re.IGNORECASE,
+)
+ENDINGS = ("killed", "out-of-memory-error", "crash", "clean")
+_TAIL = 30
+
+
+def ending_of(last_lines: list[str]) -> tuple[str, str | None]:
+    """("silent" | "killed" | "out-of-memory-error" | "crash" | "clean", the line that says so)."""
+    tail = [line.rstrip() for line in last_lines[-_TAIL:] if line.strip()]
+    if tail and _SHELL_KILLED.search(tail[-1].strip()):
+        return "killed", tail[-1]
+    for kind, pattern in (("out-of-memory-error", _OOM_ERROR), ("crash", _CRASH), ("clean", _CLEAN)):
+        for line in reversed(tail):
+            if pattern.search(line):
+                return kind, line
+    return "silent", None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    """One thing the server said it would hold (a buffer, the weights, a cache)."""
+
+    label: str
+    gib: float
+    counted: bool
+    """Part of the total: buffers and caches it allocates, not mappings or reserves it leaves free."""
+    line: str
+
+
+_MIB = 1 / 1024
+_Reader = Callable[["re.Match[str]"], tuple[str, float, bool]]
+
+
+def _buffer(m: re.Match[str]) -> tuple[str, float, bool]:
+    # CPU_Mapped model buffers are the mmap of the file, page cache rather than an allocation.
+    return f"{m[1]} {m[2]} buffer", float(m[3]) * _MIB, not m[1].endswith("_Mapped")
+
+
+def _gib(label: str, counted: bool = True) -> _Reader:
+    return lambda m: (label, float(m[1]), counted)
+
+
+def _streams(m: re.Match[str]) -> tuple[str, float, bool]:
+    return f"{m[1]} stream windows", int(m[1]) * float(m[2]), True
+
+
+# (pattern, reader): what a line says the server will hold.
+_PLAN: tuple[tuple[re.Pattern[str], _Reader], ...] = (
+    # llama.cpp: "load_tensors: CUDA0 model buffer size = 87123.45 MiB", "... KV buffer size",
+    # "llama_context: CUDA0 compute buffer size = ..."
+    (re.compile(r"(\S+) (model|KV|compute|output|RS) buffer size\s*=\s*([\d.]+) MiB"), _buffer),
+    # vLLM
+    (re.compile(r"[Mm]odel (?:loading|weights) took ([\d.]+) ?GiB"), _gib("model weights")),
+    (re.compile(r"Available KV cache memory: ([\d.]+) ?GiB"), _gib("KV cache")),
+    # ds4 (seed 002)
+    (re.compile(r"built \d+ aligned CUDA artifacts \(([\d.]+) GiB\)"), _gib("aligned CUDA artifacts")),
+    (re.compile(r"CUDA prepared model tensor mappings ([\d.]+) GiB"), _gib("device cache (tensor mappings)")),
+    (re.compile(r"leaving the ([\d.]+) GiB model mmap unpinned"), _gib("model mmap (unpinned)", False)),
+    # TensorFold (seed 004): "model 75.92 GiB; 4 streams at once, 4.78 GiB each ... a 6.7 GiB prompt cache"
+    (re.compile(r"\bmodel ([\d.]+) GiB;"), _gib("model weights")),
+    (re.compile(r"(\d+) streams at once, ([\d.]+) GiB each"), _streams),
+    (re.compile(r"a ([\d.]+) GiB prompt cache"), _gib("prompt cache")),
+    (re.compile(r"after a ([\d.]+) GiB reserve"), _gib("reserve kept free", False)),
+)
+
+
+def plan_items(line: str) -> list[PlanItem]:
+    """What one line says the server will spend."""
+    items = []
+    for pattern, read in _PLAN:
+        for match in pattern.finditer(line):
+            label, gib, counted = read(match)
+            items.append(PlanItem(label, round(gib, 2), counted, line.strip()))
+    return items

@@ -1,0 +1,67 @@
+"""A model server's own log, read to its end: its last lines, stamps and what it said it would spend."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime, timezone, tzinfo
+
+from oomtrace.errors import InputError
+from oomtrace.serverlines import PlanItem, ending_of, plan_items, stamp_of
+from oomtrace.sources.textfile import open_text
+
+_KEEP_LAST = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLogFacts:
+    path: str
+    lines: int
+    last_line: str | None
+    last_time: datetime | None
+    last_time_from: str | None
+    """"timestamp" (the last stamped line) or "mtime" (the file's modification time)."""
+    ending: str
+    """"silent", "out-of-memory-error", "crash", "clean" or "killed"."""
+    ending_line: str | None
+    plan: tuple[PlanItem, ...]
+
+
+def read_server_log(path: str, zone: tzinfo, year: int | None = None) -> ServerLogFacts:
+    """Stream the file once, keeping only its tail and its plan lines."""
+    mtime = _mtime(path)
+    reference_year = year or (mtime.year if mtime else datetime.now(zone).year)
+    tail: deque[str] = deque(maxlen=_KEEP_LAST)
+    plan: dict[str, PlanItem] = {}
+    last_stamped: datetime | None = None
+    count = 0
+    with open_text(path, what="server log") as text:
+        for line in text:
+            count += 1
+            line = line.rstrip("\n")
+            tail.append(line)
+            stamp = stamp_of(line, zone, reference_year)
+            if stamp.time is not None:
+                last_stamped = stamp.time
+            for item in plan_items(line):
+                plan[item.label] = item  # a later line (a reload) replaces an earlier one
+    if count == 0:
+        raise InputError(f"{path} is empty", hint="pass the server's own log (stdout/stderr capture)")
+    last = next((line for line in reversed(tail) if line.strip()), None)
+    ending, ending_line = ending_of(list(tail))
+    last_time: datetime | None = None
+    source: str | None = None
+    if last_stamped is not None:
+        last_time, source = last_stamped, "timestamp"
+    elif mtime is not None:
+        # No stamps (llama-server's default): the last write is the file's modification time.
+        last_time, source = mtime.astimezone(zone), "mtime"
+    return ServerLogFacts(path, count, last, last_time, source, ending, ending_line, tuple(plan.values()))
+
+
+def _mtime(path: str) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(os.stat(path).st_mtime, timezone.utc)
+    except OSError:
+        return None

@@ -1,0 +1,228 @@
+"""The one-line verdict of `why`: what ended the process, from the kernel's record and its own log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from oomtrace.model import Analysis, Crash, Episode
+from oomtrace.sources.serverlog import ServerLogFacts
+from oomtrace.story import Story, name_matches, tell
+from oomtrace.units import clock, duration, kib
+
+# A server log that ends within this long before the kill is that kill's log; a log that runs
+# on for longer than RUNS_ON_S after it belongs to a process that survived it.
+SAME_DEATH_S = 15 * 60
+RUNS_ON_S = 60
+NOT_THIS_KILL_S = 6 * 3600
+
+CAUSES = (
+    "kernel-oom",
+    "cgroup-oom",
+    "userspace-oom-killer",
+    "out-of-memory-error",
+    "crash",
+    "clean-exit",
+    "unknown",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Involvement:
+    """The target took part in a kill without being its victim."""
+
+    role: str
+    """"trigger" (it invoked the killer) or "bystander" (it sat in the tasks table)."""
+    episode: Episode
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLogReading:
+    """A server log set against the kill it is evidence for."""
+
+    facts: ServerLogFacts
+    gap_s: float | None
+    """Seconds from the log's last line to the kill (negative: the log runs on past it)."""
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    query: str
+    cause: str
+    """One of CAUSES."""
+    headline: str
+    found: bool
+    """A kill of the target itself is in the kernel's record."""
+    episode: Episode | None
+    server_log: ServerLogReading | None
+    involvement: tuple[Involvement, ...]
+    crash: Crash | None
+    searched: str
+    involved_story: Story | None = None
+    """The story of the kill the target took part in, when it was not the victim."""
+
+
+def judge(
+    analysis: Analysis,
+    query: str,
+    death: Episode | None,
+    logs: list[ServerLogFacts],
+) -> Verdict:
+    """Weigh the kernel's record of the target against its own log."""
+    involvement = tuple(_involvement(analysis, query)) if death is None else ()
+    # Without a death of its own, the log is set against the kill the target took part in.
+    reading = _best_reading(logs, death or (involvement[-1].episode if involvement else None))
+    searched = _searched(analysis)
+
+    def verdict(
+        cause: str,
+        headline: str,
+        *,
+        found: bool = False,
+        episode: Episode | None = None,
+        involvement: tuple[Involvement, ...] = (),
+        crash: Crash | None = None,
+    ) -> Verdict:
+        involved = None
+        if involvement and involvement[-1].episode.victim is not None:
+            episode_of = involvement[-1].episode
+            involved = tell(analysis, episode_of, episode_of.victim.comm if episode_of.victim else query)
+        return Verdict(
+            query, cause, headline, found, episode, reading, involvement, crash, searched, involved
+        )
+
+    if death is not None and death.victim is not None:
+        cause = "cgroup-oom" if death.constraint == "memcg" else "kernel-oom"
+        return verdict(cause, _killed_headline(death, reading), found=True, episode=death)
+    crash = next((c for c in reversed(analysis.crashes) if name_matches(query, c.comm)), None)
+    facts = reading.facts if reading else None
+    no_kill = " (no kernel OOM kill of it in the kernel log)"
+    if facts is not None and facts.ending == "out-of-memory-error":
+        headline = f"{query} reported its own out-of-memory error and exited: {facts.ending_line}{no_kill}"
+        return verdict("out-of-memory-error", headline, involvement=involvement)
+    if crash is not None or (facts is not None and facts.ending == "crash"):
+        evidence = crash.text if crash is not None else (facts.ending_line if facts else "")
+        return verdict("crash", f"{query} crashed: {evidence}{no_kill}", involvement=involvement, crash=crash)
+    if involvement:
+        return verdict(
+            "unknown", _involved_headline(query, involvement[-1], reading), involvement=involvement
+        )
+    if facts is not None and facts.ending == "clean":
+        return verdict("clean-exit", f"{query} shut down cleanly: {facts.ending_line}")
+    return verdict("unknown", _unknown_headline(query, reading, analysis, searched))
+
+
+def _best_reading(logs: list[ServerLogFacts], death: Episode | None) -> ServerLogReading | None:
+    """The log whose end lies closest before the kill (or the latest, with no kill)."""
+    if not logs:
+        return None
+    readings = [_read(facts, death) for facts in logs]
+    timed = [r for r in readings if r.gap_s is not None]
+    if timed:
+        return min(
+            timed, key=lambda r: abs(r.gap_s if r.gap_s is not None and r.gap_s >= 0 else 10 * (r.gap_s or 0))
+        )
+    return readings[-1]
+
+
+def _read(facts: ServerLogFacts, death: Episode | None) -> ServerLogReading:
+    if death is None or death.moment.time is None or facts.last_time is None:
+        return ServerLogReading(facts, None, _ending_words(facts))
+    gap = (death.moment.time - facts.last_time).total_seconds()
+    when = "its file's modification time" if facts.last_time_from == "mtime" else "its last stamped line"
+    if gap < -RUNS_ON_S:
+        note = (
+            f"the log runs on {duration(-gap)} past the kill ({when}): "
+            "it is not the log of the process that died"
+        )
+    elif gap > NOT_THIS_KILL_S:
+        note = f"the log ends {duration(gap)} before the kill ({when}): it is not this kill's log"
+    elif gap > SAME_DEATH_S:
+        note = f"the log ends {duration(gap)} before the kill ({when}); it may have been idle"
+    else:
+        note = f"the log ends {duration(max(gap, 0))} before the kill ({when}): {_ending_words(facts)}"
+    return ServerLogReading(facts, gap, note)
+
+
+def _ending_words(facts: ServerLogFacts) -> str:
+    return {
+        "silent": "it stops with no error, the signature of a kill",
+        "out-of-memory-error": "it reported its own out-of-memory error",
+        "crash": "it reports a crash",
+        "clean": "it shut down cleanly",
+        "killed": "the shell says Killed (SIGKILL)",
+    }[facts.ending]
+
+
+def _killed_headline(death: Episode, reading: ServerLogReading | None) -> str:
+    victim = death.victim
+    assert victim is not None
+    scope = f"memory cgroup {death.memcg}" if death.constraint == "memcg" else "global OOM"
+    headline = (
+        f"{victim.comm} (pid {victim.pid}) was killed by the kernel OOM killer ({scope}) "
+        f"at {clock(death.moment)}"
+    )
+    if reading is not None:
+        headline += f"; {reading.note}"
+    return headline
+
+
+def _involvement(analysis: Analysis, query: str) -> list[Involvement]:
+    found = []
+    for episode in analysis.episodes:
+        if episode.trigger is not None and name_matches(query, episode.trigger.comm):
+            found.append(Involvement("trigger", episode))
+        elif any(name_matches(query, str(row.get("name", ""))) for row in episode.tasks):
+            found.append(Involvement("bystander", episode))
+    return found
+
+
+def _involved_headline(query: str, involved: Involvement, reading: ServerLogReading | None) -> str:
+    episode = involved.episode
+    victim = episode.victim
+    killed = (
+        f"the kernel killed {victim.comm} (pid {victim.pid}, {kib(victim.anon_rss_kb)} anon) instead"
+        if victim is not None
+        else "the report does not say whom it killed"
+    )
+    when = clock(episode.moment)
+    if involved.role == "trigger":
+        head = f"{query} invoked the OOM killer at {when}; {killed}"
+    else:
+        head = f"{query} was running beside the OOM kill at {when} and was not chosen; {killed}"
+    if reading is not None and reading.gap_s is not None and reading.gap_s < -RUNS_ON_S:
+        head += f", and {query}'s log runs on past it"
+    return head
+
+
+def _searched(analysis: Analysis) -> str:
+    names = ", ".join(s.name for s in analysis.sources) or "no kernel log"
+    firsts = [s.first for s in analysis.sources if s.first is not None]
+    lasts = [s.last for s in analysis.sources if s.last is not None]
+    span = f" ({clock(firsts[0])} to {clock(lasts[-1])})" if firsts and lasts else ""
+    return f"{names}{span}"
+
+
+def _unknown_headline(query: str, reading: ServerLogReading | None, analysis: Analysis, searched: str) -> str:
+    text = f"nothing in the kernel log explains how {query} ended: searched {searched}"
+    if reading is None:
+        return text
+    facts = reading.facts
+    text += f"; its log {_ending_words(facts)}"
+    if facts.last_time is not None:
+        lasts = [s.last.time for s in analysis.sources if s.last is not None and s.last.time is not None]
+        firsts = [s.first.time for s in analysis.sources if s.first is not None and s.first.time is not None]
+        if firsts and lasts:
+            covered = firsts[0] <= facts.last_time <= lasts[-1]
+            text += (
+                f"; the kernel log covers its last line ({clock_time(facts.last_time)})"
+                if covered
+                else f"; the kernel log does not cover its last line ({clock_time(facts.last_time)}): "
+                "look in the log of that time (journalctl -k -b -1, or kern.log.1)"
+            )
+    return text
+
+
+def clock_time(time: datetime) -> str:
+    return time.isoformat(sep=" ", timespec="seconds")

@@ -1,0 +1,185 @@
+"""The server's own log: stamps of every style, how it ended, what it planned, and the verdict."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from dateutil import tz
+
+from oomtrace.serverlines import ending_of, plan_items, stamp_of
+from oomtrace.sources.serverlog import read_server_log
+from tests.conftest import FIXTURES, run
+
+UTC = tz.UTC
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("2026-11-14T13:08:59.123Z server started", "2026-11-14 13:08:59"),
+        ("2026-11-14 13:08:59,123 INFO worker ready", "2026-11-14 13:08:59"),  # Python logging
+        ("[2026-11-14 13:08:59] srv ready", "2026-11-14 13:08:59"),
+        ("INFO 11-14 13:08:59 [api_server.py:12] ready", "2026-11-14 13:08:59"),  # vLLM
+        ("I1114 13:08:59.123456 4242 main.cc:12] ready", "2026-11-14 13:08:59"),  # glog
+        ("2026-11-14T13:08:59.123456789Z [tensorfold] ready", "2026-11-14 13:08:59"),  # docker logs -t
+        ("Nov 14 13:08:59 host llama-server[4242]: ready", "2026-11-14 13:08:59"),  # syslog / journal
+        ("main: model loaded", None),  # llama-server's default: no stamp
+    ],
+)
+def test_stamps(line: str, expected: str | None) -> None:
+    stamp = stamp_of(line, UTC, 2026)
+    assert (stamp.time.strftime("%Y-%m-%d %H:%M:%S") if stamp.time else None) == expected
+
+
+def test_llama_cpp_relative_stamps_are_known_but_not_wall_time() -> None:
+    stamp = stamp_of("4.34.329.865 I slot update_slots: id  0 | task 0 | new prompt", UTC, 2026)
+    assert stamp.relative and stamp.time is None
+
+
+@pytest.mark.parametrize(
+    ("lines", "ending"),
+    [
+        (["main: model loaded", "slot update_slots: id 0 | task 0 | prompt processing progress"], "silent"),
+        (
+            ["step 10", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"],
+            "out-of-memory-error",
+        ),
+        (
+            [
+                "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory"
+            ],
+            "out-of-memory-error",
+        ),
+        (
+            [
+                "terminate called after throwing an instance of 'std::bad_alloc'",
+                "  what():  std::bad_alloc",
+                "Aborted (core dumped)",
+            ],
+            "out-of-memory-error",
+        ),
+        (["Traceback (most recent call last):", '  File "x.py", line 1', "KeyError: 'a'"], "crash"),
+        (["Segmentation fault (core dumped)"], "crash"),
+        (["INFO:     Shutting down", "INFO:     Application shutdown complete."], "clean"),
+        (["ds4: CUDA prepared model tensor mappings 16.88 GiB", "Killed"], "killed"),
+        (["./run.sh: line 3: 124531 Killed                  ./ds4-server -m x"], "killed"),
+    ],
+)
+def test_endings(lines: list[str], ending: str) -> None:
+    assert ending_of(lines)[0] == ending
+
+
+def test_plan_lines_of_each_server() -> None:
+    labels = {
+        "load_tensors:        CUDA0 model buffer size = 89088.00 MiB": ("CUDA0 model buffer", 87.0, True),
+        "load_tensors:   CPU_Mapped model buffer size =   515.63 MiB": (
+            "CPU_Mapped model buffer",
+            0.5,
+            False,
+        ),
+        "INFO 11-21 09:15:31 [gpu_model_runner.py:2007] Model loading took 14.99 GiB and 12.48 seconds": (
+            "model weights",
+            14.99,
+            True,
+        ),
+        "ds4: built 456 aligned CUDA artifacts (68.58 GiB) in 18.9s; expert raw residency replaced": (
+            "aligned CUDA artifacts",
+            68.58,
+            True,
+        ),
+    }
+    for line, (label, gib, counted) in labels.items():
+        (item,) = plan_items(line)
+        assert (item.label, item.gib, item.counted) == (label, gib, counted)
+    tensorfold = plan_items("model 75.92 GiB; 4 streams at once, 4.78 GiB each at a 262144-token window")
+    assert [(i.label, i.gib) for i in tensorfold] == [("model weights", 75.92), ("4 stream windows", 19.12)]
+
+
+def test_a_log_without_stamps_ends_at_its_mtime(tmp_path: Path) -> None:
+    log = tmp_path / "server.log.gz"
+    with gzip.open(log, "wt") as out:
+        out.write("main: model loaded\nslot update_slots: id 0 | task 0\n")
+    when = datetime(2026, 11, 14, 13, 12, 10, tzinfo=UTC).timestamp()
+    os.utime(log, (when, when))
+    facts = read_server_log(str(log), UTC)
+    assert facts.last_time_from == "mtime" and facts.last_time is not None
+    assert facts.last_time.timestamp() == when
+    assert facts.ending == "silent" and facts.last_line == "slot update_slots: id 0 | task 0"
+
+
+def test_verdicts_and_exit_codes(tmp_path: Path) -> None:
+    seed000 = FIXTURES / "seed000_llama_server_gb10"
+    killed = run(
+        "why",
+        "llama-server",
+        "-k",
+        str(seed000 / "kernel.log"),
+        "--server-log",
+        str(seed000 / "server.log"),
+        "-f",
+        "json",
+    )
+    assert killed.exit_code == 0
+    document = json.loads(killed.stdout)
+    assert (document["cause"], document["server_log"]["ending"]) == ("kernel-oom", "silent")
+    assert document["server_log"]["plan_total_gib"] == 97.52
+    # A log that ends a day before the kill is not that kill's log, and the verdict says so.
+    old = tmp_path / "old.log"
+    old.write_text("2026-11-13T13:00:00Z slot update_slots: id 0\n")
+    stale = json.loads(
+        run(
+            "why",
+            "llama-server",
+            "-k",
+            str(seed000 / "kernel.log"),
+            "--year",
+            "2026",
+            "--tz",
+            "UTC",
+            "--server-log",
+            str(old),
+            "-f",
+            "json",
+        ).stdout
+    )
+    assert "it is not this kill's log" in stale["server_log"]["note"]
+    # Nothing explains a silent log: exit 1, and the message says what was searched.
+    silent = tmp_path / "silent.log"
+    silent.write_text("2026-11-20T10:00:00Z serving\n")
+    unknown = run(
+        "why",
+        "myserver",
+        "-k",
+        str(seed000 / "kernel.log"),
+        "--year",
+        "2026",
+        "--tz",
+        "UTC",
+        "--server-log",
+        str(silent),
+    )
+    assert unknown.exit_code == 1
+    assert "nothing in the kernel log explains how myserver ended" in unknown.stderr
+    assert "does not cover its last line" in unknown.stderr
+
+
+def test_clean_shutdown_is_an_answer(tmp_path: Path) -> None:
+    log = tmp_path / "uvicorn.log"
+    log.write_text("INFO:     Shutting down\nINFO:     Application shutdown complete.\n")
+    result = run(
+        "why",
+        "api",
+        "-k",
+        str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log"),
+        "--server-log",
+        str(log),
+        "-f",
+        "json",
+    )
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["cause"] == "clean-exit"
