@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -21,12 +22,14 @@ from oomtrace.model import (
     Reap,
     SourceSummary,
     Trigger,
+    UnitNote,
     Unparsed,
     Victim,
     Zone,
 )
 from oomtrace.parse import split_task_row
 from oomtrace.records import Record, Stamp
+from oomtrace.services import join_units, unit_of, userspace_episode
 
 # Kills closer together than this are one incident (the kernel often kills several
 # processes within seconds when one kill does not free enough).
@@ -127,6 +130,8 @@ class EpisodeBuilder:
         self._unparsed_count = 0
         self._hosts: dict[str, None] = {}
         self._crashes: list[tuple[ev.ProcessCrash, int]] = []
+        self._userspace: list[tuple[ev.UserspaceKill, int]] = []
+        self._unit_records: list[tuple[ev.UnitRecord, int]] = []
 
     # ---- input -------------------------------------------------------------------
 
@@ -163,6 +168,10 @@ class EpisodeBuilder:
             self._reaped(event)
         elif isinstance(event, ev.ProcessCrash):
             self._crashes.append((event, self._seq))
+        elif isinstance(event, ev.UserspaceKill):
+            self._userspace.append((event, self._seq))
+        elif isinstance(event, ev.UnitRecord):
+            self._unit_records.append((event, self._seq))
         elif isinstance(event, ev.CallbacksSuppressed):
             self._suppressed += event.count
         elif isinstance(event, (ev.NoKillable, ev.OomPanic)):
@@ -324,7 +333,25 @@ class EpisodeBuilder:
     def finish(self) -> Analysis:
         self._close_current()
         drafts = [d for d in self._closed if d.events]
-        episodes = [self._freeze(i + 1, d) for i, d in enumerate(self._order(drafts))]
+        kernel = [self._freeze(0, d) for d in drafts]
+        kernel = [dataclasses.replace(e, unit=unit_of(e.task_memcg)) for e in kernel]
+        userspace = [
+            userspace_episode(k, self._resolve(self._moment(k.record, seq))) for k, seq in self._userspace
+        ]
+        notes = [
+            UnitNote(
+                u.unit,
+                u.kind,
+                u.detail,
+                u.count,
+                u.peak_kb,
+                u.record.message,
+                self._resolve(self._moment(u.record, seq)),
+                u.record.host,
+            )
+            for u, seq in self._unit_records
+        ]
+        episodes = _numbered(join_units(kernel + userspace, notes))
         warnings = [
             KernelWarning(
                 kind=r.event.kind,
@@ -369,14 +396,6 @@ class EpisodeBuilder:
             first=moment(info["first"]),
             last=moment(info["last"]),
         )
-
-    def _order(self, drafts: list[_Draft]) -> list[_Draft]:
-        """Input order, or time order when every episode has a wall time (merged sources)."""
-        moments = [self._resolve(self._draft_moment(d)) for d in drafts]
-        if all(m.time is not None for m in moments):
-            paired = sorted(zip(moments, drafts, strict=True), key=lambda p: (p[0].time, p[0].seq))
-            return [d for _, d in paired]
-        return drafts
 
     def _draft_moment(self, draft: _Draft) -> Moment:
         if draft.kill is not None:
@@ -622,6 +641,15 @@ class _Freezer:
         if draft.kill is None and not self.all(ev.NoKillable) and not self.all(ev.OomPanic):
             missing.append("kill")
         return tuple(missing)
+
+
+def _numbered(episodes: list[Episode]) -> list[Episode]:
+    """Input order, or time order when every episode has a wall time (merged sources), numbered."""
+    if all(e.moment.time is not None for e in episodes):
+        ordered = sorted(episodes, key=lambda e: (e.moment.time, e.moment.seq))
+    else:
+        ordered = sorted(episodes, key=lambda e: e.moment.seq)
+    return [dataclasses.replace(e, id=number) for number, e in enumerate(ordered, start=1)]
 
 
 def _new_source_info(kind: str) -> dict[str, object]:

@@ -241,10 +241,45 @@ class ProcessCrash(Event):
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class UnitRecord(Event):
+    """A systemd record about a unit: an OOM kill in it, its main process killed, a restart."""
+
+    unit: str
+    kind: str
+    """"oom-kill" (A process of this unit has been killed by the OOM killer), "main-killed",
+    "failed" (Failed with result '...'), "consumed", "restart", "oomd-killed"."""
+    detail: str
+    """The result, signal, restart count or consumption text, as the record said it."""
+    count: int | None = None
+    """The restart counter, or the number of processes systemd-oomd killed."""
+    peak_kb: int | None = None
+    """"memory peak" of a Consumed record."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserspaceKill(Event):
+    """A kill by a userspace OOM killer: systemd-oomd, earlyoom, nohang, Android lmkd."""
+
+    killer: str
+    comm: str | None
+    pid: int | None
+    cgroup: str | None
+    """systemd-oomd kills a whole cgroup, not one process."""
+    signal: str | None
+    reason: str
+    rss_kb: int | None = None
+    badness: int | None = None
+    oom_score_adj: int | None = None
+    uid: int | None = None
+
+
 WARNING_KINDS = {
     "nvrm-no-memory": "NVIDIA driver could not allocate memory",
     "nvrm-xid": "NVIDIA Xid error",
     "page-allocation-failure": "kernel page allocation failure",
     "hung-task": "task blocked (hung task)",
     "overcommit-refused": "allocation refused by overcommit accounting",
+    "journald-memory-pressure": "journald flushed its caches under memory pressure",
+    "earlyoom-low-memory": "earlyoom saw memory below its limits",
 }

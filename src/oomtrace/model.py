@@ -51,6 +51,8 @@ class Victim:
     oom_score_adj: int | None
     oom_score_adj_from: str | None
     """"kill line" or "tasks table": older kernels print the adj only in the table."""
+    rss_kb: int | None = None
+    """Total resident set, where only that is known (earlyoom's VmRSS, lmkd)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,21 @@ class Reap:
     file_rss_kb: int
     shmem_rss_kb: int
     moment: Moment
+
+
+@dataclass(frozen=True, slots=True)
+class UnitNote:
+    """A systemd record about the victim's unit, joined to the kill it reports on."""
+
+    unit: str
+    kind: str
+    detail: str
+    count: int | None
+    peak_kb: int | None
+    text: str
+    moment: Moment
+    moment_host: str | None = None
+    """The host that logged it (kills and records are joined within one host)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +159,11 @@ class Episode:
     lines: tuple[int, int]
     raw_lines: tuple[str, ...]
     """The episode's input lines, for quoting (capped)."""
+    unit: str | None = None
+    """The systemd unit (or scope) the victim ran in, from its cgroup or systemd's records."""
+    unit_notes: tuple[UnitNote, ...] = ()
+    killer_reason: str | None = None
+    """Why a userspace killer acted, in its own words (systemd-oomd's pressure, earlyoom's limits)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,9 +91,9 @@ MAX_MESSAGE = 4096
 
 
 def parse_record(record: Record) -> ev.Event | None:
-    """The event one kernel record holds, or None for lines that do not matter here."""
+    """The event one record holds, or None for lines that do not matter here."""
     if not record.is_kernel:
-        return None
+        return _parse_userspace(record)
     text = record.message[:MAX_MESSAGE].strip()
     if not text:
         return None
@@ -406,4 +406,133 @@ def _parse_unkeyed(record: Record, text: str) -> ev.Event | None:
         match = _MEMCG_STAT.fullmatch(text)
         if match:
             return ev.MemcgStat(record, match["name"], int(match["value"]))
+    return None
+
+
+# ---- records the kernel never writes: systemd, systemd-oomd, earlyoom, nohang, lmkd, journald ----
+
+_UNIT_OOM = re.compile(r"(?P<unit>[\w@.:\\-]+): A process of this unit has been killed by the OOM killer\.?")
+_UNIT_MAIN_KILLED = re.compile(
+    r"(?P<unit>[\w@.:\\-]+): Main process exited, code=killed, status=(?P<status>\S+)"
+)
+_UNIT_FAILED = re.compile(r"(?P<unit>[\w@.:\\-]+): Failed with result '(?P<result>[\w-]+)'")
+_UNIT_CONSUMED = re.compile(r"(?P<unit>[\w@.:\\-]+): Consumed (?P<text>.*)")
+_MEMORY_PEAK = re.compile(r"([\d.]+)([KMGT])? memory peak")
+_UNIT_RESTART = re.compile(
+    r"(?P<unit>[\w@.:\\-]+): Scheduled restart job, restart counter is at (?P<n>\d{1,9})"
+)
+_UNIT_OOMD = re.compile(r"(?P<unit>[\w@.:\\-]+): systemd-oomd killed (?P<n>\d{1,9}) process")
+_OOMD_KILL = re.compile(r"(?:Killed|Marked) (?P<cgroup>/\S+) (?:for killing )?due to (?P<reason>.*)")
+# earlyoom's kill line across its versions: `sending SIGTERM to process N uid N "comm": badness N,
+# VmRSS N MiB` (1.6+), the same without uid (1.3-1.5), and `Killing process N comm with oom_score N`.
+_EARLYOOM_KILL = re.compile(
+    r"(?:sending (?P<sig>SIG\w+) to process|Killing process) (?P<pid>\d{1,9})(?: uid (?P<uid>\d{1,9}))?"
+    r' (?:"(?P<comm>[^"]*)"|\((?P<comm2>[^)]*)\)|(?P<comm3>\S+))[:,]?(?: with)?'
+    r"(?: (?:badness|oom_score) (?P<badness>-?\d{1,9}))?,?(?: VmRSS (?P<rss>\d{1,12}) MiB)?"
+)
+_EARLYOOM_LOW = re.compile(r"low memory! at or below (?P<what>SIG\w+) limits")
+_NOHANG_KILL = re.compile(
+    r"(?P<sig>SIGTERM|SIGKILL).*?\b(?:PID|pid):? (?P<pid>\d{1,9}).*?\b(?:Name|name):? (?P<comm>\S+)"
+)
+_LMKD_KILL = re.compile(
+    r"Kill(?:ing)? '(?P<comm>[^']+)' \((?P<pid>\d{1,9})\), (?:uid (?P<uid>\d{1,9}), )?"
+    r"(?:oom_score_)?adj (?P<adj>-?\d{1,5})"
+    r"(?:.*?(?P<rss>\d{1,12})kB rss)?"
+)
+_KIB = {None: 1 / 1024, "K": 1, "M": 1024, "G": 1024 * 1024, "T": 1024**3}
+
+
+def _parse_userspace(record: Record) -> ev.Event | None:
+    ident = record.ident or ""
+    text = record.message[:MAX_MESSAGE].strip()
+    if ident in ("systemd", "init") or text.startswith(("user@", "session-")) or ": " in text[:200]:
+        unit = _unit_record(record, text)
+        if unit is not None:
+            return unit
+    if ident == "systemd-oomd":
+        match = _OOMD_KILL.match(text)
+        if match:
+            return ev.UserspaceKill(
+                record, "systemd-oomd", None, None, match["cgroup"], "SIGKILL", match["reason"]
+            )
+    elif ident == "earlyoom":
+        return _earlyoom(record, text)
+    elif ident == "nohang":
+        match = _NOHANG_KILL.search(text)
+        if match:
+            return ev.UserspaceKill(
+                record, "nohang", match["comm"], int(match["pid"]), None, match["sig"], text
+            )
+    elif ident in ("lmkd", "lowmemorykiller"):
+        match = _LMKD_KILL.search(text)
+        if match:
+            rss = int(match["rss"]) if match["rss"] else None
+            uid = int(match["uid"]) if match["uid"] else None
+            return ev.UserspaceKill(
+                record,
+                "lmkd",
+                match["comm"],
+                int(match["pid"]),
+                None,
+                "SIGKILL",
+                text,
+                rss,
+                None,
+                int(match["adj"]),
+                uid,
+            )
+    elif ident == "systemd-journald" and text.startswith("Under memory pressure, flushing caches"):
+        return ev.EarlyWarning(record, "journald-memory-pressure", text, "journald")
+    return None
+
+
+def _unit_record(record: Record, text: str) -> ev.Event | None:
+    if "OOM killer" in text:
+        match = _UNIT_OOM.match(text)
+        if match:
+            return ev.UnitRecord(record, match["unit"], "oom-kill", "killed by the OOM killer")
+    if "Main process exited, code=killed" in text:
+        match = _UNIT_MAIN_KILLED.match(text)
+        if match:
+            return ev.UnitRecord(record, match["unit"], "main-killed", match["status"])
+    if "Failed with result" in text:
+        match = _UNIT_FAILED.match(text)
+        if match:
+            return ev.UnitRecord(record, match["unit"], "failed", match["result"])
+    if "restart counter is at" in text:
+        match = _UNIT_RESTART.match(text)
+        if match:
+            return ev.UnitRecord(record, match["unit"], "restart", text, count=int(match["n"]))
+    if "systemd-oomd killed" in text:
+        match = _UNIT_OOMD.match(text)
+        if match:
+            return ev.UnitRecord(record, match["unit"], "oomd-killed", text, count=int(match["n"]))
+    if ": Consumed " in text:
+        match = _UNIT_CONSUMED.match(text)
+        if match:
+            peak = _MEMORY_PEAK.search(match["text"])
+            peak_kb = round(float(peak[1]) * _KIB[peak[2]]) if peak else None
+            return ev.UnitRecord(record, match["unit"], "consumed", match["text"], peak_kb=peak_kb)
+    return None
+
+
+def _earlyoom(record: Record, text: str) -> ev.Event | None:
+    match = _EARLYOOM_KILL.search(text)
+    if match:
+        return ev.UserspaceKill(
+            record,
+            "earlyoom",
+            match["comm"] or match["comm2"] or match["comm3"],
+            int(match["pid"]),
+            None,
+            match["sig"] or "SIGTERM",
+            text,
+            int(match["rss"]) * 1024 if match["rss"] else None,
+            int(match["badness"]) if match["badness"] else None,
+            None,
+            int(match["uid"]) if match["uid"] else None,
+        )
+    low = _EARLYOOM_LOW.search(text)
+    if low:
+        return ev.EarlyWarning(record, "earlyoom-low-memory", text, "earlyoom")
     return None

@@ -10,6 +10,7 @@ from datetime import datetime
 from oomtrace.episodes import moment_gap
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
+from oomtrace.services import USERSPACE_KILLERS
 from oomtrace.units import kib
 
 # The kernel keeps 15 characters of a process name (TASK_COMM_LEN 16, with the NUL).
@@ -53,11 +54,26 @@ def name_matches(query: str, comm: str) -> bool:
 
 
 def find_deaths(analysis: Analysis, query: str) -> list[Episode]:
-    """Episodes whose victim is the queried name or pid, oldest first."""
+    """Episodes whose victim is the queried name, pid or systemd unit, oldest first."""
     if query.isdigit():
         pid = int(query)
         return [e for e in analysis.episodes if e.victim and e.victim.pid == pid]
-    return [e for e in analysis.episodes if e.victim and name_matches(query, e.victim.comm)]
+    return [e for e in analysis.episodes if _is_target(e, query)]
+
+
+def _is_target(episode: Episode, query: str) -> bool:
+    if episode.victim is not None and name_matches(query, episode.victim.comm):
+        return True
+    # `why llama.service` (or `why llama` for llama.service) finds kills in that unit.
+    unit = episode.unit
+    return unit is not None and query in (unit, unit.rsplit(".", 1)[0])
+
+
+def cause_of(episode: Episode) -> str:
+    """The verdict for a kill on record: which killer, global or a cgroup's limit."""
+    if episode.killer in USERSPACE_KILLERS:
+        return "userspace-oom-killer"
+    return "cgroup-oom" if episode.constraint == "memcg" else "kernel-oom"
 
 
 def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
@@ -71,7 +87,7 @@ def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
     return Story(
         query=query,
         episode=episode,
-        cause="cgroup-oom" if episode.constraint == "memcg" else "kernel-oom",
+        cause=cause_of(episode),
         incident=incident,
         collateral=collateral,
         earliest_warning=earliest,
@@ -101,16 +117,21 @@ def _timeline(
         if member.trigger is not None:
             pid = f" (pid {member.trigger.pid})" if member.trigger.pid is not None else ""
             add(member.began, "invoked", f"{member.trigger.comm}{pid} invoked the OOM killer", member.id)
+        kind = "kill" if member.id == episode.id else "collateral"
         if member.victim is not None:
-            kind = "kill" if member.id == episode.id else "collateral"
             anon = member.victim.anon_rss_kb
             size = f", anon-rss {kib(anon)}" if anon is not None else ""
+            by = "" if member.killer == "kernel" else f"{member.killer} "
             add(
                 member.moment,
                 kind,
-                f"killed {member.victim.comm} (pid {member.victim.pid}{size})",
+                f"{by}killed {member.victim.comm} (pid {member.victim.pid}{size})",
                 member.id,
             )
+        elif member.unit is not None:
+            add(member.moment, kind, f"{member.killer} reports a kill in {member.unit}", member.id)
+        for note in member.unit_notes:
+            add(note.moment, "unit", note.text, member.id)
         if member.reaped is not None:
             add(member.reaped.moment, "reaped", f"oom_reaper freed {member.reaped.comm}'s memory", member.id)
     entries.sort(key=lambda e: (e.offset_s if e.offset_s is not None else 0.0, e.moment.seq))
@@ -143,13 +164,13 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
     stories = []
     for incident in analysis.incidents:
         members = [analysis.episode(i) for i in incident.episode_ids]
-        first = next((e for e in members if e.victim is not None), None)
+        first = next((e for e in members if e.victim is not None or e.unit is not None), None)
         if first is not None:
-            stories.append(tell(analysis, first, first.victim.comm if first.victim else ""))
-    victims = Counter(e.victim.comm for e in analysis.episodes if e.victim)
-    causes = Counter(
-        "cgroup-oom" if e.constraint == "memcg" else "kernel-oom" for e in analysis.episodes if e.victim
+            stories.append(tell(analysis, first, first.victim.comm if first.victim else str(first.unit)))
+    victims = Counter(
+        e.victim.comm if e.victim else str(e.unit) for e in analysis.episodes if e.victim or e.unit
     )
+    causes = Counter(cause_of(e) for e in analysis.episodes if e.victim or e.unit)
     return Report(
         since=since,
         until=until,
@@ -158,3 +179,21 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         by_cause=tuple(causes.most_common()),
         untimed=untimed,
     )
+
+
+def victim_name(episode: Episode) -> str:
+    """Who died: `comm (pid N)`, or the unit when only systemd's record says."""
+    if episode.victim is not None:
+        return f"{episode.victim.comm} (pid {episode.victim.pid})"
+    return episode.unit or "an unknown process"
+
+
+def killed_by(episode: Episode) -> str:
+    """Which killer, and in what scope: "the kernel OOM killer (global OOM)", "systemd-oomd (...)"."""
+    if episode.killer == "kernel":
+        scope = f"memory cgroup {episode.memcg}" if episode.constraint == "memcg" else "global OOM"
+        return f"the kernel OOM killer ({scope})"
+    if episode.killer == "systemd":
+        return "the OOM killer, by systemd's record of its unit (the kernel's own report is not in the input)"
+    reason = f": {episode.killer_reason}" if episode.killer_reason else ""
+    return f"the userspace OOM killer {episode.killer}{reason}"

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from oomtrace.model import Analysis, Crash, Episode
+from oomtrace.services import restart_count
 from oomtrace.sources.serverlog import ServerLogFacts
-from oomtrace.story import Story, name_matches, tell
+from oomtrace.story import Story, cause_of, killed_by, name_matches, tell, victim_name
 from oomtrace.units import clock, duration, kib
 
 # A server log that ends within this long before the kill is that kill's log; a log that runs
@@ -92,9 +93,8 @@ def judge(
             query, cause, headline, found, episode, reading, involvement, crash, searched, involved
         )
 
-    if death is not None and death.victim is not None:
-        cause = "cgroup-oom" if death.constraint == "memcg" else "kernel-oom"
-        return verdict(cause, _killed_headline(death, reading), found=True, episode=death)
+    if death is not None:
+        return verdict(cause_of(death), _killed_headline(death, reading), found=True, episode=death)
     crash = next((c for c in reversed(analysis.crashes) if name_matches(query, c.comm)), None)
     facts = reading.facts if reading else None
     no_kill = " (no kernel OOM kill of it in the kernel log)"
@@ -156,13 +156,10 @@ def _ending_words(facts: ServerLogFacts) -> str:
 
 
 def _killed_headline(death: Episode, reading: ServerLogReading | None) -> str:
-    victim = death.victim
-    assert victim is not None
-    scope = f"memory cgroup {death.memcg}" if death.constraint == "memcg" else "global OOM"
-    headline = (
-        f"{victim.comm} (pid {victim.pid}) was killed by the kernel OOM killer ({scope}) "
-        f"at {clock(death.moment)}"
-    )
+    headline = f"{victim_name(death)} was killed by {killed_by(death)} at {clock(death.moment)}"
+    restarts = restart_count(death)
+    if restarts is not None and restarts > 1:
+        headline += f"; systemd restarted it {restarts} times: a crash loop"
     if reading is not None:
         headline += f"; {reading.note}"
     return headline

@@ -10,6 +10,7 @@ from oomtrace.badness import Ranking
 from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
+from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, TimelineEntry
 from oomtrace.units import iso_time
 from oomtrace.verdict import Verdict
@@ -134,6 +135,20 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         "suppressed_reports": episode.suppressed_reports,
         "missing": list(episode.missing),
         "lines": list(episode.lines),
+        "unit": episode.unit,
+        "unit_records": [
+            {
+                "kind": n.kind,
+                "detail": n.detail,
+                "count": n.count,
+                "peak_kb": n.peak_kb,
+                "text": n.text,
+                "time": iso_time(n.moment.time),
+            }
+            for n in episode.unit_notes
+        ],
+        "restart_count": restart_count(episode),
+        "killer_reason": episode.killer_reason,
     }
 
 

@@ -17,7 +17,7 @@ from oomtrace.explain import (
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
-from oomtrace.story import Report, Story
+from oomtrace.story import Report, Story, killed_by, victim_name
 from oomtrace.units import clock, duration, kib, relative
 from oomtrace.verdict import Verdict, clock_time
 
@@ -177,9 +177,10 @@ def _footer(analysis: Analysis) -> str:
 
 def _story(story: Story) -> str:
     episode = story.episode
+    if episode.victim is None or episode.killer != "kernel":
+        return _other_story(story)
     why = explain_episode(episode)
     victim = episode.victim
-    assert victim is not None
     title = f"## OOM kill: {text(victim.comm)} (pid {victim.pid})"
     parts = [title, "", _summary(story, why), ""]
     parts += ["### Timeline", "", _timeline(story), ""]
@@ -205,6 +206,29 @@ def _story(story: Story) -> str:
             "",
         ]
     return "\n".join(parts).rstrip("\n")
+
+
+def _other_story(story: Story) -> str:
+    """A kill with no kernel report: a userspace killer's line or systemd's unit records."""
+    episode = story.episode
+    rows = [["when", text(clock(episode.moment))], ["killer", text(episode.killer)]]
+    if episode.killer_reason:
+        rows.append(["its reason", text(episode.killer_reason)])
+    if episode.unit:
+        rows.append(["unit", text(episode.unit)])
+    rows += [["systemd", text(note.text)] for note in episode.unit_notes]
+    parts = [
+        f"## OOM kill: {text(victim_name(episode))}",
+        "",
+        f"{text(victim_name(episode))} was killed by {text(killed_by(episode))}.",
+        "",
+        table(["", ""], rows),
+        "",
+        "### Timeline",
+        "",
+        _timeline(story),
+    ]
+    return "\n".join(parts)
 
 
 def _summary(story: Story, why: Explanation) -> str:
@@ -307,9 +331,10 @@ def _victim_table(episode: Episode, why: Explanation) -> str:
 def _collateral(story: Story) -> str:
     rows = []
     for other in story.collateral:
-        if other.victim is None:
-            continue
         gap = moment_gap(story.episode.moment, other.moment)
+        if other.victim is None:
+            rows.append([text(victim_name(other)), "", "", "", text(relative(gap))])
+            continue
         adj = other.victim.oom_score_adj
         rows.append(
             [

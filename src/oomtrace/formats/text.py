@@ -19,7 +19,8 @@ from oomtrace.explain import (
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
-from oomtrace.story import Report, Story
+from oomtrace.services import restart_count
+from oomtrace.story import Report, Story, killed_by, victim_name
 from oomtrace.units import clock, duration, kib, relative
 from oomtrace.verdict import Verdict, clock_time
 
@@ -98,9 +99,7 @@ class TextFormat(Format):
         if reading is None:
             return
         facts = reading.facts
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold", no_wrap=True)
-        grid.add_column(overflow="fold")
+        grid = _grid()
         grid.add_row("File", _t(f"{facts.path} ({facts.lines} lines)"))
         when = clock_time(facts.last_time) if facts.last_time else "unknown"
         origin = {"mtime": " (the file's modification time: it prints no stamps)", "timestamp": ""}.get(
@@ -124,9 +123,7 @@ class TextFormat(Format):
                 title_align="left",
             )
         )
-        counts = Table.grid(padding=(0, 2))
-        counts.add_column(style="bold", no_wrap=True)
-        counts.add_column(overflow="fold")
+        counts = _grid()
         counts.add_row("By victim", _t(", ".join(f"{name} ×{n}" for name, n in report.by_victim) or "none"))
         counts.add_row("By cause", _t(", ".join(f"{name} ×{n}" for name, n in report.by_cause) or "none"))
         if report.untimed:
@@ -145,19 +142,24 @@ class TextFormat(Format):
 
     def _story(self, story: Story, verdict: Verdict | None = None) -> None:
         episode = story.episode
-        victim = episode.victim
-        assert victim is not None
         headline = Text()
-        headline.append(_t(f"{victim.comm} (pid {victim.pid})", "bold"))
-        headline.append(" was killed by the kernel OOM killer: ")
-        headline.append(_t(_CONSTRAINT_WORDS.get(episode.constraint or "", "constraint unknown")))
-        if episode.constraint == "memcg" and episode.memcg:
-            owner = cgroup_owner(episode.memcg)
-            headline.append(_t(f" ({episode.memcg}{', ' + owner if owner else ''})"))
+        headline.append(_t(victim_name(episode), "bold"))
+        if episode.killer == "kernel":
+            headline.append(" was killed by the kernel OOM killer: ")
+            headline.append(_t(_CONSTRAINT_WORDS.get(episode.constraint or "", "constraint unknown")))
+            if episode.constraint == "memcg" and episode.memcg:
+                owner = cgroup_owner(episode.memcg)
+                headline.append(_t(f" ({episode.memcg}{', ' + owner if owner else ''})"))
+        else:
+            headline.append(_t(f" was killed by {killed_by(episode)}"))
         if verdict is not None and verdict.server_log is not None:
             headline.append(_t(f"; {verdict.server_log.note}"))
         self.console.print(Panel(headline, title=_t(f"oomtrace why {story.query}"), title_align="left"))
-        self.console.print(self._facts(story))
+        self.console.print(
+            self._facts(story)
+            if episode.victim is not None and episode.killer == "kernel"
+            else self._other_facts(story)
+        )
         if verdict is not None:
             self._server_log(verdict, story)
         if story.memory is not None:
@@ -165,14 +167,41 @@ class TextFormat(Format):
         if story.timeline:
             self.console.print(self._timeline(story))
 
+    def _other_facts(self, story: Story) -> Table:
+        """A kill with no kernel report: systemd's unit records or a userspace killer's line."""
+        episode = story.episode
+        grid = _grid()
+        grid.add_row("When", _t(clock(episode.moment)))
+        grid.add_row("Killer", _t(episode.killer))
+        if episode.killer_reason:
+            grid.add_row("Its reason", _t(episode.killer_reason))
+        victim = episode.victim
+        if victim is not None:
+            sizes = f", rss {kib(victim.rss_kb)}" if victim.rss_kb is not None else ""
+            adj = f", oom_score_adj {victim.oom_score_adj}" if victim.oom_score_adj is not None else ""
+            grid.add_row("Victim", _t(f"{victim.comm} (pid {victim.pid}){sizes}{adj}"))
+        if episode.unit:
+            grid.add_row("Unit", _t(episode.unit))
+        self._unit_rows(grid, episode)
+        grid.add_row("Also killed", _t(_collateral(story)))
+        grid.add_row("First warning", _t(_first_warning(story)))
+        if episode.missing:
+            grid.add_row("Missing", _t(_missing(episode), "yellow"))
+        return grid
+
+    def _unit_rows(self, grid: Table, episode: Episode) -> None:
+        for note in episode.unit_notes:
+            grid.add_row("systemd", _t(note.text))
+        restarts = restart_count(episode)
+        if restarts is not None and restarts > 1:
+            grid.add_row("Crash loop", _t(f"systemd restarted it {restarts} times"))
+
     def _facts(self, story: Story) -> Table:
         episode = story.episode
         victim = episode.victim
         assert victim is not None
         why = explain_episode(episode)
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold", no_wrap=True)
-        grid.add_column(overflow="fold")
+        grid = _grid()
         grid.add_row("When", _t(clock(episode.moment)))
         trigger = episode.trigger
         if trigger is not None:
@@ -203,6 +232,7 @@ class TextFormat(Format):
             grid.add_row("Largest", _t(", ".join(f"{h.name} {kib(h.rss_kb)}" for h in why.holders[:4])))
         if why.cotenants:
             grid.add_row("Beside it", _t(why.cotenants))
+        self._unit_rows(grid, episode)
         grid.add_row("Also killed", _t(_collateral(story)))
         grid.add_row("First warning", _t(_first_warning(story)))
         if why.driver_frames:
@@ -254,15 +284,24 @@ class TextFormat(Format):
         return Group(Text(), Text("Timeline", style="bold"), table)
 
 
+def _grid() -> Table:
+    """Two columns, a bold label and a value that folds: the shape of every fact list."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    return grid
+
+
 def _collateral(story: Story) -> str:
     if not story.collateral:
         return "no other process in this incident"
     parts = []
     for other in story.collateral:
-        if other.victim is None:
-            continue
         gap = moment_gap(story.episode.moment, other.moment)
-        parts.append(f"{other.victim.comm} (pid {other.victim.pid}, {relative(gap)})")
+        if other.victim is not None:
+            parts.append(f"{other.victim.comm} (pid {other.victim.pid}, {relative(gap)})")
+        else:
+            parts.append(f"{victim_name(other)} ({relative(gap)})")
     return ", ".join(parts) or "no other process in this incident"
 
 

@@ -133,8 +133,10 @@ def _safe_peek(raw: io.BufferedReader, name: str) -> bytes:
 
 def _looks_binary(head: bytes) -> bool:
     """Binary, not a log with a run of NULs (what a crash leaves in a file being appended to)."""
-    if not head:
+    # NULs are left out of the count: a crash can leave any amount of them in a text log, and a
+    # file of nothing else is refused later as holding no log lines.
+    text = head.replace(b"\x00", b"")
+    if not text:
         return False
-    nul = head.count(0)
-    control = sum(1 for b in head if 0 < b < 9 or 13 < b < 32)
-    return control / len(head) > _BINARY_SHARE or nul / len(head) > 0.5
+    control = sum(1 for b in text if b < 9 or 13 < b < 32)
+    return control / len(text) > _BINARY_SHARE

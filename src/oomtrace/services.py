@@ -1,0 +1,177 @@
+"""Kills the kernel did not report alone: systemd's unit records and userspace OOM killers."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from oomtrace import events as ev
+from oomtrace.model import Episode, Moment, UnitNote, Victim
+
+# A unit record this long after a kill (systemd notices the exit, then restarts) belongs to it.
+UNIT_AFTER_S = 300.0
+UNIT_BEFORE_S = 10.0
+# Unit records of one unit closer together than this are one death.
+UNIT_GROUP_S = 60.0
+_UNIT = re.compile(r"[^/]+\.(?:service|scope)$")
+USERSPACE_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "lmkd")
+
+
+def unit_of(cgroup: str | None) -> str | None:
+    """The innermost systemd unit a cgroup path names (llama.service, session-3.scope)."""
+    if not cgroup:
+        return None
+    for part in reversed([p for p in cgroup.split("/") if p]):
+        if _UNIT.match(part):
+            return part
+    return None
+
+
+def bare_episode(killer: str, moment: Moment, host: str | None, **fields: object) -> Episode:
+    """An episode with no kernel report behind it: every report field empty, nothing invented."""
+    empty: dict[str, object] = {
+        "id": 0,
+        "killer": killer,
+        "moment": moment,
+        "began": moment,
+        "host": host,
+        "trigger": None,
+        "constraint": None,
+        "constraint_from": None,
+        "memcg": None,
+        "task_memcg": None,
+        "victim": None,
+        "chosen": None,
+        "task_columns": (),
+        "tasks": (),
+        "kernel": None,
+        "hardware": None,
+        "call_trace": (),
+        "mem_info": {},
+        "zones": (),
+        "node_counters": {},
+        "swap_total_kb": None,
+        "swap_free_kb": None,
+        "pages": {},
+        "page_size_kb": 4,
+        "page_size_from": "assumed",
+        "memcg_usage": (),
+        "memcg_stats_path": None,
+        "memcg_stats": {},
+        "reaped": None,
+        "no_killable": False,
+        "panic": None,
+        "suppressed_reports": 0,
+        "missing": (),
+        "lines": (moment.line, moment.line),
+        "raw_lines": (),
+    }
+    empty.update(fields)
+    return Episode(**empty)  # type: ignore[arg-type]
+
+
+def userspace_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
+    """One kill by systemd-oomd, earlyoom, nohang or lmkd."""
+    victim = None
+    if kill.pid is not None:
+        victim = Victim(
+            comm=kill.comm or "?",
+            pid=kill.pid,
+            uid=kill.uid,
+            total_vm_kb=None,
+            anon_rss_kb=None,
+            file_rss_kb=None,
+            shmem_rss_kb=None,
+            pgtables_kb=None,
+            oom_score_adj=kill.oom_score_adj,
+            oom_score_adj_from="kill line" if kill.oom_score_adj is not None else None,
+            rss_kb=kill.rss_kb,
+        )
+    return bare_episode(
+        kill.killer,
+        moment,
+        kill.record.host,
+        victim=victim,
+        task_memcg=kill.cgroup,
+        unit=unit_of(kill.cgroup),
+        killer_reason=kill.reason,
+        raw_lines=(kill.record.raw,),
+    )
+
+
+def join_units(episodes: list[Episode], notes: list[UnitNote]) -> list[Episode]:
+    """Attach each unit record to the kill in its unit; the rest that report kills become episodes."""
+    attached: dict[int, list[UnitNote]] = {}
+    leftover = []
+    for note in notes:
+        target = _episode_for(note, episodes)
+        if target is None:
+            leftover.append(note)
+        else:
+            attached.setdefault(target, []).append(note)
+    joined = [
+        dataclasses.replace(e, unit_notes=tuple(attached[i])) if i in attached else e
+        for i, e in enumerate(episodes)
+    ]
+    return joined + _unit_only_episodes(leftover)
+
+
+def _episode_for(note: UnitNote, episodes: list[Episode]) -> int | None:
+    best = None
+    for index, episode in enumerate(episodes):
+        if episode.unit != note.unit or episode.host != note.moment_host:
+            continue
+        gap = _gap(episode.moment, note.moment)
+        near = gap is not None and -UNIT_BEFORE_S <= gap <= UNIT_AFTER_S
+        if near and gap is not None and (best is None or gap < best[0]):
+            best = (gap, index)
+    return best[1] if best else None
+
+
+def _unit_only_episodes(notes: list[UnitNote]) -> list[Episode]:
+    """Unit records with no kill to join: an episode only where they report a kill."""
+    groups: list[list[UnitNote]] = []
+    for note in notes:
+        for group in groups:
+            last = group[-1]
+            gap = _gap(last.moment, note.moment)
+            if last.unit == note.unit and gap is not None and 0 <= gap <= UNIT_GROUP_S:
+                group.append(note)
+                break
+        else:
+            groups.append([note])
+    episodes = []
+    for group in groups:
+        if not any(_reports_a_kill(n) for n in group):
+            continue
+        first = next(n for n in group if _reports_a_kill(n))
+        killer = "systemd-oomd" if first.kind == "oomd-killed" else "systemd"
+        episodes.append(
+            bare_episode(
+                killer,
+                first.moment,
+                first.moment_host,
+                unit=first.unit,
+                unit_notes=tuple(group),
+                killer_reason=first.text,
+                raw_lines=tuple(n.text for n in group),
+                missing=("kernel_report",) if killer == "systemd" else (),
+            )
+        )
+    return episodes
+
+
+def _reports_a_kill(note: UnitNote) -> bool:
+    return note.kind in ("oom-kill", "oomd-killed") or (note.kind == "failed" and note.detail == "oom-kill")
+
+
+def _gap(a: Moment, b: Moment) -> float | None:
+    if a.time is not None and b.time is not None:
+        return (b.time - a.time).total_seconds()
+    return None
+
+
+def restart_count(episode: Episode) -> int | None:
+    """The highest restart counter systemd reported after this death: a crash loop when above 1."""
+    counts = [n.count for n in episode.unit_notes if n.kind == "restart" and n.count is not None]
+    return max(counts) if counts else None
