@@ -129,7 +129,8 @@ def test_a_real_oom_kill_is_found_and_explained(tmp_path: Path) -> None:
     assert 0 < episode["victim"]["anon_rss_kb"] <= LIMIT // 1024
     assert episode["constraint"] == "memcg"
     assert episode["memcg"].endswith(name)
-    assert story["source"]["kind"] == "dmesg"
+    # No source flags: the system journal where there is one, else the ring buffer through dmesg.
+    assert story["source"]["kind"] in ("dmesg", "journal")
     # Uptime was turned into wall time with the boot time from /proc/stat.
     assert episode["time"] is not None
     # Its own log stops with no error, within a few seconds of the kill (btime has 1 s steps).

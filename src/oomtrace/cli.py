@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sys
 import traceback
 from collections.abc import Callable
@@ -26,12 +28,19 @@ from oomtrace.sanitize import inert
 from oomtrace.select import between
 from oomtrace.sources.base import Source
 from oomtrace.sources.dmesg import RingBuffer
-from oomtrace.sources.serverlog import read_server_log
+from oomtrace.sources.journal import (
+    JournalQuery,
+    journal_source,
+    list_boots,
+    system_journal_present,
+    unit_log,
+)
+from oomtrace.sources.serverlog import read_server_log, summarize
 from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.story import find_deaths, report, tell
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
-from oomtrace.units import clock
+from oomtrace.units import clock, iso_time
 from oomtrace.verdict import Verdict, judge
 
 EXAMPLE_FIXTURE = "fixtures/seed000_llama_server_gb10/kernel.log"
@@ -97,6 +106,9 @@ class _Settings:
     since: datetime | None
     until: datetime | None
     redact: bool
+    journal: JournalQuery | None
+    """The journal to read, when one was named or the machine has one and no -k was given."""
+    journal_reader: str
 
 
 def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -109,6 +121,35 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
             metavar="FILE",
             help="A saved kernel log (dmesg, journalctl text or -o json, kern.log; .gz/.xz/.bz2); "
             "repeatable; - reads standard input. Default: this machine's `dmesg`.",
+        ),
+        click.option(
+            "--journal-dir",
+            "-D",
+            metavar="DIR",
+            help="A journal folder copied off the machine that crashed (journalctl -D), or a "
+            "systemd-journal-remote store with several hosts.",
+        ),
+        click.option(
+            "--journal-file",
+            "journal_files",
+            multiple=True,
+            metavar="FILE",
+            help="A journal file (journalctl --file); repeatable.",
+        ),
+        click.option("--host", metavar="NAME", help="Only this host's journal entries (_HOSTNAME)."),
+        click.option(
+            "--boot",
+            "-b",
+            metavar="BOOT",
+            help="Only this boot: 0 the current one, -1 the one before (where a crash's OOM is), or a "
+            "boot id. `list --boots` lists them.",
+        ),
+        click.option(
+            "--journal-reader",
+            type=click.Choice(["auto", "python", "journalctl"]),
+            default="auto",
+            show_default=True,
+            help="How to read the journal: systemd-python (the journal extra) or journalctl -o json.",
         ),
         click.option(
             "--tz",
@@ -154,6 +195,11 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _settings(
     kernel_logs: tuple[str, ...],
+    journal_dir: str | None,
+    journal_files: tuple[str, ...],
+    host: str | None,
+    boot: str | None,
+    journal_reader: str,
     zone_name: str | None,
     boot_time: str | None,
     year: int | None,
@@ -169,29 +215,51 @@ def _settings(
         if zone is None:
             raise UsageError(f"unknown time zone {zone_name!r}", hint="use a name like UTC or Europe/Berlin")
     assert zone is not None
-    boot = None
+    booted = None
     if boot_time:
         try:
-            boot = parse_date(boot_time)
+            booted = parse_date(boot_time)
         except (ParserError, ValueError, OverflowError):
             raise UsageError(
                 f"cannot read --boot-time {boot_time!r}", hint="use a form like '2026-11-14 08:00:03'"
             ) from None
-        if boot.tzinfo is None:
-            boot = boot.replace(tzinfo=zone)
+        if booted.tzinfo is None:
+            booted = booted.replace(tzinfo=zone)
     since_time = parse_when(since, zone) if since else None
     until_time = parse_when(until, zone) if until else None
     if since_time and until_time and since_time > until_time:
         raise UsageError(f"--since {since!r} is after --until {until!r}")
-    return _Settings(kernel_logs, zone, boot, year, output_format, output, since_time, until_time, redact)
+    journal = None
+    if journal_dir or journal_files or (not kernel_logs and system_journal_present()):
+        journal = JournalQuery(journal_dir, journal_files, host, boot, since_time, until_time)
+    elif boot is not None:
+        raise UsageError(
+            "--boot needs a journal",
+            hint="pass --journal-dir or --journal-file, or run where the system journal is",
+        )
+    return _Settings(
+        kernel_logs,
+        zone,
+        booted,
+        year,
+        output_format,
+        output,
+        since_time,
+        until_time,
+        redact,
+        journal,
+        journal_reader,
+    )
 
 
 def _sources(settings: _Settings) -> list[Source]:
-    if not settings.kernel_logs:
-        return [RingBuffer(settings.zone)]
-    return [
+    """-k files and a journal as asked; with neither, the system journal, else dmesg."""
+    sources: list[Source] = [
         KernelLogFile(path, settings.zone, settings.year, settings.boot_time) for path in settings.kernel_logs
     ]
+    if settings.journal is not None:
+        sources.append(journal_source(settings.journal, settings.zone, settings.journal_reader))
+    return sources or [RingBuffer(settings.zone)]
 
 
 def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
@@ -220,10 +288,16 @@ def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
   oomtrace list -k {EXAMPLE_FIXTURE} --tz UTC
   oomtrace list -k /var/log/kern.log -k /var/log/kern.log.1 --format json""",
 )
+@click.option(
+    "--boots", is_flag=True, help="List the journal's boots instead (index, id, first and last entry)."
+)
 @_source_options
-def list_command(**options: Any) -> None:
+def list_command(boots: bool, **options: Any) -> None:
     """Every OOM kill in the input, one line each."""
     settings = _settings(**options)
+    if boots:
+        _list_boots(settings)
+        return
     analysis, _ = _analysis(settings)
     redactor = _redactor(settings, analysis)
     analysis = redactor.apply(analysis)
@@ -265,6 +339,12 @@ def why_command(name: str, every: bool, server_logs: tuple[str, ...], **options:
     analysis, _ = _analysis(settings)
     logs = [read_server_log(path, settings.zone, settings.year) for path in server_logs]
     deaths = find_deaths(analysis, name)
+    if not logs and deaths and deaths[-1].unit and settings.journal is not None:
+        # Under systemd the unit's own records are the server's log.
+        unit = deaths[-1].unit
+        lines = unit_log(settings.journal, unit, settings.zone, settings.journal_reader)
+        if lines:
+            logs = [summarize(f"journal of {unit}", lines, None)]
     verdict = judge(analysis, name, deaths[-1] if deaths else None, logs)
     chosen = deaths if every else deaths[-1:]
     stories = [tell(analysis, episode, name) for episode in chosen]
@@ -294,6 +374,26 @@ def report_command(**options: Any) -> None:
     document = redactor.apply(report(analysis, settings.since, settings.until, untimed))
     analysis = redactor.apply(analysis)
     _render(settings, lambda fmt: fmt.report(analysis, document))
+
+
+def _list_boots(settings: _Settings) -> None:
+    if settings.journal is None:
+        raise UsageError(
+            "--boots needs a journal",
+            hint="pass --journal-dir or --journal-file, or run where the system journal is",
+        )
+    found = list_boots(dataclasses.replace(settings.journal, boot=None))
+    if settings.format == "json":
+        rows = [
+            {"index": b.index, "boot_id": b.boot_id, "first": iso_time(b.first), "last": iso_time(b.last)}
+            for b in found
+        ]
+        click.echo(json.dumps({"schema": "oomtrace/1", "boots": rows}, indent=2))
+        return
+    for boot in found:
+        first = boot.first.isoformat(sep=" ", timespec="seconds") if boot.first else "?"
+        last = boot.last.isoformat(sep=" ", timespec="seconds") if boot.last else "?"
+        click.echo(f"{boot.index:>4}  {boot.boot_id}  {first} — {last}")
 
 
 def _analysis(settings: _Settings) -> tuple[Analysis, int]:

@@ -220,27 +220,44 @@ class LineSplitter:
             return None
         if not isinstance(entry, dict) or "MESSAGE" not in entry:
             return None
-        message = _json_message(entry.get("MESSAGE"))
-        transport = entry.get("_TRANSPORT")
-        ident = _clean(entry.get("SYSLOG_IDENTIFIER"))
-        if transport == "kernel":
-            ident = "kernel"
-        host = _clean(entry.get("_HOSTNAME"))
-        wall = None
-        raw = ""
-        realtime = entry.get("__REALTIME_TIMESTAMP")
-        if isinstance(realtime, str) and realtime.isdigit():
-            wall = datetime.fromtimestamp(int(realtime) / 1_000_000, self.zone)
-            raw = wall.isoformat()
-        uptime = None
-        monotonic = entry.get("_SOURCE_MONOTONIC_TIMESTAMP") or entry.get("__MONOTONIC_TIMESTAMP")
-        if isinstance(monotonic, str) and monotonic.isdigit():
-            uptime = int(monotonic) / 1_000_000
-        boot_id = entry.get("_BOOT_ID")
-        boot = self._boot_ids.setdefault(boot_id, len(self._boot_ids)) if isinstance(boot_id, str) else 0
-        stamp = Stamp(wall, uptime, raw, boot)
-        self._previous = stamp
-        return [Record(self.source, line_no, line, part, stamp, ident, host) for part in message.split("\n")]
+        records = journal_records(entry, self.source, line_no, self._boot_ids, self.zone, raw=line)
+        if records:
+            self._previous = records[0].stamp
+        return records
+
+
+def journal_records(
+    entry: dict[str, object],
+    source: str,
+    number: int,
+    boot_ids: dict[str, int],
+    zone: tzinfo,
+    raw: str | None = None,
+) -> list[Record]:
+    """Records of one journal entry given as export/JSON string fields (journalctl -o json, or
+    systemd-python with string converters): both journal sources use this, so they agree."""
+    message = _json_message(entry.get("MESSAGE"))
+    ident = _clean(entry.get("SYSLOG_IDENTIFIER"))
+    if entry.get("_TRANSPORT") == "kernel":
+        ident = "kernel"
+    host = _clean(entry.get("_HOSTNAME"))
+    wall = None
+    stamp_text = ""
+    realtime = entry.get("__REALTIME_TIMESTAMP")
+    if isinstance(realtime, str) and realtime.isdigit():
+        wall = datetime.fromtimestamp(int(realtime) / 1_000_000, zone)
+        stamp_text = wall.isoformat()
+    uptime = None
+    monotonic = entry.get("_SOURCE_MONOTONIC_TIMESTAMP") or entry.get("__MONOTONIC_TIMESTAMP")
+    if isinstance(monotonic, str) and monotonic.isdigit():
+        uptime = int(monotonic) / 1_000_000
+    boot_id = entry.get("_BOOT_ID")
+    boot = boot_ids.setdefault(boot_id, len(boot_ids)) if isinstance(boot_id, str) else 0
+    stamp = Stamp(wall, uptime, stamp_text, boot)
+    if raw is None:
+        # What `journalctl -o short-iso` would print: quotable evidence, not a JSON blob.
+        raw = f"{stamp_text} {host or '-'} {ident or '-'}: {message}"
+    return [Record(source, number, raw, part, stamp, ident, host) for part in message.split("\n")]
 
 
 def _syslog_rest(rest: str, *, tagless_is_host: bool) -> tuple[str, str | None, str | None]:

@@ -51,7 +51,8 @@ class TextFormat(Format):
             ("anon-rss", "right"),
             ("adj", "right"),
             ("oom", "left"),
-            ("trigger", "left"),
+            # With a host column there is no room left for the trigger at 80 columns.
+            *((("trigger", "left"),) if len(hosts) <= 1 else ()),
         ):
             table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
         for episode in analysis.episodes:
@@ -60,12 +61,14 @@ class TextFormat(Format):
                 _t(episode.id),
                 _t(_list_time(episode)),
                 *([_t(episode.host or "")] if len(hosts) > 1 else []),
-                _t(victim.comm if victim else "(no kill line)", "bold" if victim else "dim"),
+                _t(
+                    victim.comm if victim else (episode.unit or "(no kill line)"), "bold" if victim else "dim"
+                ),
                 _t(victim.pid if victim else ""),
                 _t(kib(victim.anon_rss_kb) if victim and victim.anon_rss_kb is not None else ""),
                 _t(victim.oom_score_adj if victim and victim.oom_score_adj is not None else ""),
-                _t(episode.constraint or "?"),
-                _t(episode.trigger.comm if episode.trigger else "?"),
+                _t(episode.constraint or (episode.killer if episode.killer != "kernel" else "?")),
+                *([_t(episode.trigger.comm if episode.trigger else "?")] if len(hosts) <= 1 else []),
             ]
             table.add_row(*cells)
         if analysis.episodes:

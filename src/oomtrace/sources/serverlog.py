@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 
@@ -32,22 +33,29 @@ def read_server_log(path: str, zone: tzinfo, year: int | None = None) -> ServerL
     """Stream the file once, keeping only its tail and its plan lines."""
     mtime = _mtime(path)
     reference_year = year or (mtime.year if mtime else datetime.now(zone).year)
+    with open_text(path, what="server log") as text:
+        lines = ((line.rstrip("\n"), stamp_of(line, zone, reference_year).time) for line in text)
+        facts = summarize(path, lines, mtime.astimezone(zone) if mtime else None)
+    if facts.lines == 0:
+        raise InputError(f"{path} is empty", hint="pass the server's own log (stdout/stderr capture)")
+    return facts
+
+
+def summarize(
+    name: str, lines: Iterable[tuple[str, datetime | None]], mtime: datetime | None
+) -> ServerLogFacts:
+    """Facts of a server log from its lines, each with the time it carries (or None)."""
     tail: deque[str] = deque(maxlen=_KEEP_LAST)
     plan: dict[str, PlanItem] = {}
     last_stamped: datetime | None = None
     count = 0
-    with open_text(path, what="server log") as text:
-        for line in text:
-            count += 1
-            line = line.rstrip("\n")
-            tail.append(line)
-            stamp = stamp_of(line, zone, reference_year)
-            if stamp.time is not None:
-                last_stamped = stamp.time
-            for item in plan_items(line):
-                plan[item.label] = item  # a later line (a reload) replaces an earlier one
-    if count == 0:
-        raise InputError(f"{path} is empty", hint="pass the server's own log (stdout/stderr capture)")
+    for line, time in lines:
+        count += 1
+        tail.append(line)
+        if time is not None:
+            last_stamped = time
+        for item in plan_items(line):
+            plan[item.label] = item  # a later line (a reload) replaces an earlier one
     last = next((line for line in reversed(tail) if line.strip()), None)
     ending, ending_line = ending_of(list(tail))
     last_time: datetime | None = None
@@ -56,8 +64,8 @@ def read_server_log(path: str, zone: tzinfo, year: int | None = None) -> ServerL
         last_time, source = last_stamped, "timestamp"
     elif mtime is not None:
         # No stamps (llama-server's default): the last write is the file's modification time.
-        last_time, source = mtime.astimezone(zone), "mtime"
-    return ServerLogFacts(path, count, last, last_time, source, ending, ending_line, tuple(plan.values()))
+        last_time, source = mtime, "mtime"
+    return ServerLogFacts(name, count, last, last_time, source, ending, ending_line, tuple(plan.values()))
 
 
 def _mtime(path: str) -> datetime | None:

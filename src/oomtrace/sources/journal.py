@@ -1,0 +1,364 @@
+"""The systemd journal: live, copied (-D / --file), multi-boot and multi-host.
+
+Read through systemd-python when it is installed (the `journal` extra), else through
+`journalctl -o json`; both turn each entry into the same records.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Any
+
+from dateutil.parser import ParserError
+from dateutil.parser import parse as parse_date
+
+from oomtrace.errors import InputError, UsageError
+from oomtrace.prefixes import journal_records
+from oomtrace.records import Record
+from oomtrace.sources.base import Source
+
+# Besides the kernel's records, these identifiers say why a process died.
+IDENTIFIERS = ("systemd", "systemd-oomd", "earlyoom", "nohang", "lmkd", "systemd-journald")
+SYSTEM_JOURNALS = ("/var/log/journal", "/run/log/journal")
+PERMISSION_HINT = (
+    "add yourself to the systemd-journal (or adm) group: sudo usermod -aG systemd-journal $USER, "
+    "then log in again; or run with sudo"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class JournalQuery:
+    """Which journal, and which part of it."""
+
+    directory: str | None = None
+    files: tuple[str, ...] = ()
+    host: str | None = None
+    boot: str | None = None
+    """"0" this boot, "-1" the one before, or a boot id."""
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @property
+    def name(self) -> str:
+        if self.files:
+            return "journal " + ", ".join(self.files)
+        if self.directory:
+            return f"journal {self.directory}"
+        return "system journal"
+
+
+@dataclass(frozen=True, slots=True)
+class Boot:
+    index: int
+    """0 for the newest, -1 for the one before, as journalctl -b counts."""
+    boot_id: str
+    first: datetime | None
+    last: datetime | None
+
+
+def system_journal_present() -> bool:
+    return any(glob.glob(os.path.join(root, "**", "*.journal"), recursive=True) for root in SYSTEM_JOURNALS)
+
+
+def journal_source(query: JournalQuery, zone: tzinfo, prefer: str = "auto") -> Source:
+    """systemd-python's reader when it can be imported, else journalctl."""
+    _check_readable(query)
+    if prefer in ("auto", "python"):
+        try:
+            from systemd import journal  # noqa: F401
+        except ImportError:
+            if prefer == "python":
+                raise InputError(
+                    "systemd-python is not installed", hint="pip install 'oomtrace[journal]'"
+                ) from None
+        else:
+            return JournalReaderSource(query, zone)
+    return JournalctlSource(query, zone)
+
+
+def _check_readable(query: JournalQuery) -> None:
+    paths = list(query.files)
+    if query.directory:
+        try:
+            # stat, not isdir: a folder behind one we may not enter must say "permission denied".
+            is_dir = stat.S_ISDIR(os.stat(query.directory).st_mode)
+        except PermissionError:
+            raise InputError(
+                f"cannot read {query.directory}: permission denied", hint=PERMISSION_HINT
+            ) from None
+        except OSError:
+            raise InputError(f"cannot read {query.directory}: no such directory") from None
+        if not is_dir:
+            raise InputError(
+                f"cannot read {query.directory}: not a directory",
+                hint="pass the folder that holds *.journal files",
+            )
+        paths += glob.glob(os.path.join(query.directory, "**", "*.journal*"), recursive=True)
+        if not paths:
+            raise InputError(f"{query.directory} holds no *.journal files")
+    elif not query.files:
+        for root in SYSTEM_JOURNALS:
+            paths += glob.glob(os.path.join(root, "**", "*.journal"), recursive=True)
+    for path in query.files:
+        if not os.path.exists(path):
+            raise InputError(f"cannot read {path}: no such file")
+    if paths and not any(os.access(p, os.R_OK) for p in paths):
+        raise InputError(f"cannot read the {query.name}: permission denied", hint=PERMISSION_HINT)
+
+
+class JournalReaderSource(Source):
+    """The journal through systemd-python's Reader, with matches so unrelated entries stay encoded."""
+
+    kind = "journal"
+
+    def __init__(self, query: JournalQuery, zone: tzinfo) -> None:
+        self.query = query
+        self.zone = zone
+        self.name = query.name
+
+    def records(self) -> Iterator[Record]:
+        reader = _open_reader(self.query)
+        boot_id = _resolve_boot(self.query, list_boots_python(self.query)) if self.query.boot else None
+        _add_matches(reader, self.query, boot_id)
+        if self.query.since is not None:
+            reader.seek_realtime(self.query.since)
+        until_us = int(self.query.until.timestamp() * 1_000_000) if self.query.until else None
+        boot_ids: dict[str, int] = {}
+        for number, entry in enumerate(reader, start=1):
+            if until_us is not None and int(entry.get("__REALTIME_TIMESTAMP", "0")) > until_us:
+                break
+            yield from journal_records(entry, self.name, number, boot_ids, self.zone)
+        reader.close()
+
+
+def _string(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
+# Every field as the string journalctl -o json prints, so both readers build the same records.
+_CONVERTERS: dict[str, Any] = {
+    "__REALTIME_TIMESTAMP": str,
+    "__MONOTONIC_TIMESTAMP": lambda value: str(value[0]),
+    "_BOOT_ID": _string,
+    "_SOURCE_MONOTONIC_TIMESTAMP": _string,
+    "MESSAGE": _string,
+    "_HOSTNAME": _string,
+    "SYSLOG_IDENTIFIER": _string,
+    "_TRANSPORT": _string,
+}
+
+
+def _open_reader(query: JournalQuery) -> Any:
+    from systemd import journal
+
+    try:
+        if query.files:
+            return journal.Reader(files=list(query.files), converters=_CONVERTERS)
+        if query.directory:
+            return journal.Reader(path=query.directory, converters=_CONVERTERS)
+        return journal.Reader(flags=journal.SYSTEM, converters=_CONVERTERS)
+    except PermissionError:
+        raise InputError(f"cannot read the {query.name}: permission denied", hint=PERMISSION_HINT) from None
+    except OSError as error:
+        raise InputError(f"cannot open the {query.name}: {error.strerror or error}") from None
+
+
+def _add_matches(reader: Any, query: JournalQuery, boot_id: str | None) -> None:
+    reader.add_match(_TRANSPORT="kernel")
+    reader.add_disjunction()
+    for ident in IDENTIFIERS:
+        reader.add_match(SYSLOG_IDENTIFIER=ident)
+    if query.host:
+        reader.add_conjunction()
+        reader.add_match(_HOSTNAME=query.host)
+    if boot_id:
+        reader.add_conjunction()
+        reader.add_match(_BOOT_ID=boot_id)
+
+
+def list_boots_python(query: JournalQuery) -> list[Boot]:
+    reader = _open_reader(query)
+    found = []
+    for boot_id in reader.query_unique("_BOOT_ID"):
+        reader.flush_matches()
+        reader.add_match(_BOOT_ID=boot_id)
+        if query.host:
+            reader.add_match(_HOSTNAME=query.host)
+        reader.seek_head()
+        first = reader.get_next()
+        reader.seek_tail()
+        last = reader.get_previous()
+        if first:
+            found.append((boot_id, _realtime(first), _realtime(last)))
+    reader.close()
+    return _numbered_boots(found)
+
+
+def _realtime(entry: dict[str, Any] | None) -> datetime | None:
+    if not entry or not str(entry.get("__REALTIME_TIMESTAMP", "")).isdigit():
+        return None
+    return datetime.fromtimestamp(int(entry["__REALTIME_TIMESTAMP"]) / 1_000_000).astimezone()
+
+
+def _numbered_boots(found: list[tuple[str, datetime | None, datetime | None]]) -> list[Boot]:
+    ordered = sorted(found, key=lambda b: b[1].timestamp() if b[1] else 0.0)
+    count = len(ordered)
+    return [Boot(i - count + 1, boot_id, first, last) for i, (boot_id, first, last) in enumerate(ordered)]
+
+
+def _resolve_boot(query: JournalQuery, boots: list[Boot]) -> str:
+    wanted = (query.boot or "").replace("-", "") if not (query.boot or "").lstrip("-").isdigit() else None
+    for boot in boots:
+        if wanted is not None and boot.boot_id == wanted.lower():
+            return boot.boot_id
+        if wanted is None and query.boot is not None and boot.index == int(query.boot):
+            return boot.boot_id
+    known = ", ".join(f"{b.index} ({b.boot_id[:8]})" for b in boots) or "none"
+    raise UsageError(
+        f"no boot {query.boot!r} in the {query.name}", hint=f"boots there: {known}; see list --boots"
+    )
+
+
+class JournalctlSource(Source):
+    """The journal through `journalctl -o json`, for machines without systemd-python."""
+
+    kind = "journal"
+
+    def __init__(self, query: JournalQuery, zone: tzinfo) -> None:
+        self.query = query
+        self.zone = zone
+        self.name = query.name
+
+    def records(self) -> Iterator[Record]:
+        command = [*_journalctl(self.query), "-o", "json", "--no-pager", *_matches_argv(self.query.host)]
+        if self.query.boot:
+            command += ["-b", self.query.boot]
+        if self.query.since:
+            command += ["--since", f"@{self.query.since.timestamp():.6f}"]
+        if self.query.until:
+            command += ["--until", f"@{self.query.until.timestamp():.6f}"]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
+        )
+        assert process.stdout is not None and process.stderr is not None
+        boot_ids: dict[str, int] = {}
+        number = 0
+        for line in process.stdout:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            number += 1
+            yield from journal_records(entry, self.name, number, boot_ids, self.zone)
+        error = process.stderr.read()
+        if process.wait() != 0 and number == 0:
+            _journalctl_failed(self.query, error)
+
+
+def _journalctl(query: JournalQuery) -> list[str]:
+    binary = shutil.which("journalctl")
+    if binary is None:
+        raise InputError(
+            "journalctl is not installed", hint="pip install 'oomtrace[journal]', or pass -k FILE"
+        )
+    command = [binary]
+    if query.directory:
+        command += ["-D", query.directory]
+    for path in query.files:
+        command += ["--file", path]
+    return command
+
+
+def _matches_argv(host: str | None) -> list[str]:
+    """journalctl's match syntax: terms in a group are ANDed, `+` ORs the groups."""
+    scope = [f"_HOSTNAME={host}"] if host else []
+    return [*scope, "_TRANSPORT=kernel", "+", *scope, *(f"SYSLOG_IDENTIFIER={i}" for i in IDENTIFIERS)]
+
+
+def _journalctl_failed(query: JournalQuery, error: str) -> None:
+    reason = error.strip().splitlines()[-1] if error.strip() else "failed"
+    if "No journal files were found" in error or "No entries" in error:
+        return
+    if "ermission" in error:
+        raise InputError(f"cannot read the {query.name}: {reason}", hint=PERMISSION_HINT)
+    if "boot" in reason.lower():
+        raise UsageError(f"journalctl: {reason}", hint="see oomtrace list --boots")
+    raise InputError(f"journalctl failed: {reason}")
+
+
+def list_boots_journalctl(query: JournalQuery) -> list[Boot]:
+    command = [*_journalctl(query), "--list-boots", "--no-pager"]
+    done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+    if done.returncode != 0:
+        _journalctl_failed(query, done.stderr)
+        return []
+    boots = []
+    for line in done.stdout.splitlines():
+        parts = line.split()
+        if len(parts) < 2 or not parts[0].lstrip("-").isdigit():
+            continue
+        index, boot_id = int(parts[0]), parts[1]
+        rest = " ".join(parts[2:])
+        first, last = _boot_span(rest)
+        boots.append(Boot(index, boot_id, first, last))
+    return boots
+
+
+def _boot_span(text: str) -> tuple[datetime | None, datetime | None]:
+    # "Sat 2026-11-14 12:58:03 UTC Sat 2026-11-14 13:14:02 UTC" (or with an em dash between).
+    halves = text.replace("—", " ").split()
+    if len(halves) < 8:
+        return None, None
+    try:
+        return parse_date(" ".join(halves[1:4])), parse_date(" ".join(halves[5:8]))
+    except (ParserError, ValueError, OverflowError):
+        return None, None
+
+
+def list_boots(query: JournalQuery) -> list[Boot]:
+    _check_readable(query)
+    try:
+        from systemd import journal  # noqa: F401
+    except ImportError:
+        return list_boots_journalctl(query)
+    return list_boots_python(query)
+
+
+def unit_log(
+    query: JournalQuery, unit: str, zone: tzinfo, prefer: str = "auto"
+) -> list[tuple[str, datetime | None]]:
+    """The records a unit itself wrote (its stdout and stderr): its own log, when it ran under systemd."""
+    field = "_SYSTEMD_USER_UNIT" if "/user@" in unit or unit.startswith("app-") else "_SYSTEMD_UNIT"
+    try:
+        from systemd import journal  # noqa: F401
+
+        python = prefer != "journalctl"
+    except ImportError:
+        python = False
+    entries: Iterator[dict[str, Any]]
+    if python:
+        reader = _open_reader(query)
+        reader.add_match(**{field: unit})
+        if query.host:
+            reader.add_match(_HOSTNAME=query.host)
+        entries = iter(list(reader))
+        reader.close()
+    else:
+        command = [*_journalctl(query), "-o", "json", "--no-pager", f"{field}={unit}"]
+        if query.host:
+            command.append(f"_HOSTNAME={query.host}")
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+        entries = (json.loads(line) for line in done.stdout.splitlines() if line.startswith("{"))
+    lines = []
+    for entry in entries:
+        for record in journal_records(entry, unit, 0, {}, zone):
+            lines.append((record.message, record.stamp.wall))
+    return lines

@@ -1,0 +1,251 @@
+"""The journal as a source: real journal files, both readers, hosts, boots, unit and userspace records."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT, run
+from tests.journals import REMOTE, Entry, kernel_entries, write_journal
+
+pytestmark = pytest.mark.skipif(
+    REMOTE is None, reason="systemd-journal-remote is not installed (apt-get install systemd-journal-remote)"
+)
+
+BOOT_OLD = "7d0c2c1e5a9f4d6b8e0a61f2c3b4d5e6"
+BOOT_NEW = "9a1b2c3d4e5f60718293a4b5c6d7e8f9"
+BOOT_02 = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+T0 = datetime(2026, 11, 14, 13, 20, 0, tzinfo=UTC)
+
+
+def _service_kill(when: datetime) -> list[Entry]:
+    """spark-02: llama.service killed by the kernel, then systemd's records and its own log."""
+    host, boot = "spark-02", BOOT_02
+    kill = when
+    service = [
+        ("main: model loaded", -600),
+        ("srv  update_slots: all slots are idle", -590),
+        ("slot update_slots: id  0 | task 7 | prompt processing progress, n_past = 4096", -3),
+    ]
+    entries = [
+        Entry(kill + timedelta(seconds=dt), host, boot, text, "llama-server", "llama.service")
+        for text, dt in service
+    ]
+    kernel = [
+        "llama-server invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), order=0, oom_score_adj=0",
+        "CPU: 3 UID: 998 PID: 5101 Comm: llama-server Tainted: P           OE      6.14.0-1015-nvidia #15-Ubuntu",
+        "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/system.slice/llama.service,task=llama-server,pid=5101,uid=998",
+        "Out of memory: Killed process 5101 (llama-server) total-vm:150222812kB, anon-rss:29651260kB, file-rss:8400kB, shmem-rss:0kB, UID:998 pgtables:61332kB oom_score_adj:0",
+    ]
+    entries += [Entry(kill, host, boot, line) for line in kernel]
+    systemd = [
+        ("llama.service: A process of this unit has been killed by the OOM killer.", 1),
+        ("llama.service: Main process exited, code=killed, status=9/KILL", 1),
+        ("llama.service: Failed with result 'oom-kill'.", 1),
+        ("llama.service: Consumed 1h 2min 12.315s CPU time, 112.3G memory peak, 0B memory swap peak.", 1),
+        ("llama.service: Scheduled restart job, restart counter is at 3.", 6),
+    ]
+    entries += [
+        Entry(kill + timedelta(seconds=dt), host, boot, text, "systemd", "init.scope") for text, dt in systemd
+    ]
+    return entries
+
+
+def _userspace_kills() -> list[Entry]:
+    """spark-01, current boot: journald under pressure, systemd-oomd and earlyoom kills."""
+    host, boot = "spark-01", BOOT_NEW
+    base = T0 + timedelta(days=1)
+    return [
+        Entry(
+            base,
+            host,
+            boot,
+            "Under memory pressure, flushing caches.",
+            "systemd-journald",
+            "systemd-journald.service",
+        ),
+        Entry(
+            base + timedelta(seconds=20),
+            host,
+            boot,
+            "Killed /user.slice/user-1000.slice/user@1000.service/app.slice/app-firefox.scope due to memory pressure for "
+            "/user.slice/user-1000.slice/user@1000.service being 72.21% > 50.00% for > 20s with reclaim activity",
+            "systemd-oomd",
+            "systemd-oomd.service",
+        ),
+        Entry(
+            base + timedelta(seconds=20),
+            host,
+            boot,
+            "app-firefox.scope: systemd-oomd killed 14 process(es) in this unit.",
+            "systemd",
+            "user@1000.service",
+        ),
+        Entry(
+            base + timedelta(hours=1),
+            host,
+            boot,
+            'sending SIGTERM to process 7777 uid 1000 "chrome": badness 912, VmRSS 3100 MiB',
+            "earlyoom",
+            "earlyoom.service",
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def journal_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("journal")
+    seed000 = kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", BOOT_OLD)
+    entries = seed000 + _service_kill(T0) + _userspace_kills()
+    starts = {
+        BOOT_OLD: datetime(2026, 11, 14, 8, 0, tzinfo=UTC),
+        BOOT_NEW: datetime(2026, 11, 15, 8, 0, tzinfo=UTC),
+        BOOT_02: datetime(2026, 11, 14, 9, 0, tzinfo=UTC),
+    }
+    write_journal(folder / "remote.journal", entries, starts)
+    return folder
+
+
+def list_json(*args: str) -> dict:
+    result = run("list", *args, "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _comparable(document: dict) -> list[dict]:
+    return [{k: v for k, v in e.items() if k != "source"} for e in document["episodes"]]
+
+
+def test_both_readers_give_identical_episodes(journal_dir: Path) -> None:
+    if os.environ.get("CI") != "true":
+        pytest.importorskip("systemd.journal", reason="systemd-python (the journal extra) is not installed")
+    # In CI the extra must have built: .ci/run installs what it needs.
+    python = list_json("-D", str(journal_dir), "--journal-reader", "python")
+    journalctl = list_json("-D", str(journal_dir), "--journal-reader", "journalctl")
+    assert _comparable(python) == _comparable(journalctl)
+    assert len(python["episodes"]) == 4
+    assert python["warnings"] == journalctl["warnings"]
+
+
+def test_every_kind_of_kill_is_an_episode(journal_dir: Path) -> None:
+    episodes = list_json("-D", str(journal_dir))["episodes"]
+    killers = [(e["killer"], e["host"], (e["victim"] or {}).get("comm"), e["unit"]) for e in episodes]
+    assert killers == [
+        ("kernel", "spark-01", "llama-server", "vte-spawn-8c6a1f2e-1d1b-4c5e-9b8e-3f6f2b9f1c11.scope"),
+        ("kernel", "spark-02", "llama-server", "llama.service"),
+        ("systemd-oomd", "spark-01", None, "app-firefox.scope"),
+        ("earlyoom", "spark-01", "chrome", None),
+    ]
+
+
+def test_a_unit_kill_joins_systemds_records_and_the_units_own_log(journal_dir: Path) -> None:
+    result = run("why", "llama.service", "-D", str(journal_dir), "--host", "spark-02", "--format", "json")
+    assert result.exit_code == 0, result.output
+    story = json.loads(result.stdout)
+    episode = story["episode"]
+    assert story["cause"] == "kernel-oom"
+    assert [r["kind"] for r in episode["unit_records"]] == [
+        "oom-kill",
+        "main-killed",
+        "failed",
+        "consumed",
+        "restart",
+    ]
+    assert episode["restart_count"] == 3 and "crash loop" in story["verdict"]
+    log = story["server_log"]
+    assert log["path"] == "journal of llama.service"
+    assert (log["ending"], log["last_time_from"], log["gap_s"]) == ("silent", "timestamp", 3.0)
+
+
+def test_userspace_killers(journal_dir: Path) -> None:
+    oomd = json.loads(run("why", "app-firefox.scope", "-D", str(journal_dir), "-f", "json").stdout)
+    assert oomd["cause"] == "userspace-oom-killer" and oomd["episode"]["killer"] == "systemd-oomd"
+    assert "72.21% > 50.00%" in oomd["episode"]["killer_reason"]
+    earlyoom = json.loads(run("why", "chrome", "-D", str(journal_dir), "-f", "json").stdout)
+    assert (
+        earlyoom["episode"]["killer"] == "earlyoom" and earlyoom["episode"]["victim"]["rss_kb"] == 3100 * 1024
+    )
+    assert oomd["earliest_warning"]["kind"] == "journald-memory-pressure"
+
+
+def test_hosts_and_boots(journal_dir: Path) -> None:
+    only_02 = list_json("-D", str(journal_dir), "--host", "spark-02")["episodes"]
+    assert {e["host"] for e in only_02} == {"spark-02"}
+    text = run("list", "-D", str(journal_dir)).stdout
+    assert "host" in text.splitlines()[0] and "spark-02" in text
+    boots = json.loads(
+        run("list", "--boots", "-D", str(journal_dir), "--host", "spark-01", "-f", "json").stdout
+    )["boots"]
+    assert [(b["index"], b["boot_id"]) for b in boots] == [(-1, BOOT_OLD), (0, BOOT_NEW)]
+    previous = list_json("-D", str(journal_dir), "--host", "spark-01", "--boot", "-1")["episodes"]
+    assert [e["victim"]["comm"] for e in previous] == ["llama-server"]
+    by_id = list_json("-D", str(journal_dir), "--boot", BOOT_NEW)["episodes"]
+    assert [e["killer"] for e in by_id] == ["systemd-oomd", "earlyoom"]
+
+
+def test_since_until_on_the_journal(journal_dir: Path) -> None:
+    episodes = list_json(
+        "-D", str(journal_dir), "--since", "2026-11-15 00:00", "--until", "2026-11-15 13:30"
+    )["episodes"]
+    assert [e["killer"] for e in episodes] == ["systemd-oomd"]
+
+
+def test_journal_file_option_and_a_bad_boot(journal_dir: Path) -> None:
+    file = str(journal_dir / "remote.journal")
+    assert len(list_json("--journal-file", file)["episodes"]) == 4
+    bad = run("list", "--journal-file", file, "--boot", "-7", "--journal-reader", "python")
+    if bad.exit_code == 2 and "systemd-python" in bad.stderr:
+        pytest.skip("systemd-python is not installed")
+    assert bad.exit_code == 2 and "no boot '-7'" in bad.stderr
+
+
+def test_a_journal_passed_as_text_gets_a_hint(journal_dir: Path) -> None:
+    result = run("list", "-k", str(journal_dir / "remote.journal"))
+    assert result.exit_code == 2 and "journalctl --file" in result.stderr
+
+
+def test_unreadable_journal_says_how_to_get_access(journal_dir: Path, tmp_path: Path) -> None:
+    setpriv, system_python = shutil.which("setpriv"), "/usr/bin/python3"
+    if os.geteuid() != 0 or setpriv is None or not os.path.exists(system_python):
+        pytest.skip("needs root, setpriv and /usr/bin/python3 to run as an unprivileged user")
+    # A folder the unprivileged user can enter, holding a journal only root and its group may read.
+    private = Path(tempfile.mkdtemp(prefix="oomtrace-journal-", dir="/tmp"))
+    os.chmod(private, 0o755)
+    shutil.copy(journal_dir / "remote.journal", private / "system.journal")
+    os.chmod(private / "system.journal", 0o640)
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    code = (
+        f"import sys; sys.path[:0] = {[str(ROOT / 'src'), *site]!r}; "
+        "from oomtrace.cli import main; sys.argv = ['oomtrace', 'list', '-D', sys.argv[1]]; main()"
+    )
+    done = subprocess.run(
+        [
+            setpriv,
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            system_python,
+            "-c",
+            code,
+            str(private),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if "ModuleNotFoundError" in done.stderr or "Permission denied: '/" in done.stderr:
+        pytest.skip(
+            f"the unprivileged user cannot load oomtrace here: {done.stderr.strip().splitlines()[-1]}"
+        )
+    shutil.rmtree(private)
+    assert done.returncode == 2, done.stderr
+    assert "permission denied" in done.stderr and "systemd-journal" in done.stderr
+    assert done.stderr.count("\n") == 1
