@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.progress import Progress
+
 from oomtrace.episodes import EpisodeBuilder
 from oomtrace.errors import InputError
 from oomtrace.model import Analysis
@@ -11,12 +13,20 @@ from oomtrace.parse import parse_record
 from oomtrace.sources.base import Source
 
 
-def analyze(sources: Iterable[Source]) -> Analysis:
+def analyze(sources: Iterable[Source], progress: Progress | None = None) -> Analysis:
     builder = EpisodeBuilder()
     for source in sources:
+        if progress is not None:
+            unit = "entries" if source.kind == "journal" else "bytes"
+            task = progress.add_task(f"reading {source.name}", total=source.size(), unit=unit)
+            source.progress = lambda done, task=task: progress.update(task, completed=done)
         builder.begin_source(source.name, source.kind, source.boot_time())
         for record in source.records():
             builder.feed(record, parse_record(record))
+        lines = getattr(source, "lines_read", None)
+        if lines is not None:
+            # A prefiltered source read only some lines; the summary states them all.
+            builder.set_record_count(source.name, lines)
     analysis = builder.finish()
     for summary in analysis.sources:
         if summary.records and not summary.recognised and not summary.events:

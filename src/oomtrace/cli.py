@@ -16,6 +16,7 @@ from dateutil import tz as dateutil_tz
 from dateutil.parser import ParserError
 from dateutil.parser import parse as parse_date
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from oomtrace import __version__
 from oomtrace.analyze import analyze
@@ -398,7 +399,25 @@ def _list_boots(settings: _Settings) -> None:
 
 def _analysis(settings: _Settings) -> tuple[Analysis, int]:
     """Read every source, then keep what lies within --since/--until."""
-    return between(analyze(_sources(settings)), settings.since, settings.until)
+    sources = _sources(settings)
+    if not _show_progress(settings):
+        return between(analyze(sources), settings.since, settings.until)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,} {task.fields[unit]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        analysis = analyze(sources, progress)
+    return between(analysis, settings.since, settings.until)
+
+
+def _show_progress(settings: _Settings) -> bool:
+    """A progress bar only for a person at a terminal: never in JSON or piped output."""
+    return (
+        settings.format != "json" and settings.output is None and sys.stderr.isatty() and sys.stdout.isatty()
+    )
 
 
 def _redactor(settings: _Settings, analysis: Analysis) -> Redactor:

@@ -103,11 +103,12 @@ class _Draft:
 
 @dataclass
 class _Run:
-    """A warning run while it may still grow."""
+    """A warning run while it may still grow (its moments are built once, at the end)."""
 
     event: ev.EarlyWarning
-    first: Moment
-    last: Moment
+    first_seq: int
+    last: Record
+    last_seq: int
     count: int
 
 
@@ -141,6 +142,10 @@ class EpisodeBuilder:
         self._sources[name] = _new_source_info(kind)
         if boot_time is not None:
             self._offsets[(name, 0)] = boot_time
+
+    def set_record_count(self, source: str, count: int) -> None:
+        """The number of lines a prefiltered source holds (it fed only those that matter)."""
+        self._sources.setdefault(source, _new_source_info("file"))["records"] = count
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
         self._seq += 1
@@ -269,16 +274,18 @@ class EpisodeBuilder:
     # ---- warnings ---------------------------------------------------------------
 
     def _warning(self, event: ev.EarlyWarning) -> None:
-        key = (event.record.host, event.kind, event.key)
-        moment = self._moment(event.record, self._seq)
+        record = event.record
+        key = (record.host, event.kind, event.key)
         run = self._open_runs.get(key)
         if run is not None:
-            gap = _moment_gap(run.last, moment)
+            gap = _record_gap(run.last, record)
             if gap is None or gap <= REPEAT_GAP_S:
-                run.last = moment
+                # A driver can repeat a line hundreds of thousands of times: keep this cheap.
+                run.last = record
+                run.last_seq = self._seq
                 run.count += 1
                 return
-        run = _Run(event, moment, moment, 1)
+        run = _Run(event, self._seq, record, self._seq, 1)
         self._runs.append(run)
         self._open_runs[key] = run
 
@@ -357,8 +364,8 @@ class EpisodeBuilder:
                 kind=r.event.kind,
                 key=r.event.key,
                 text=r.event.text,
-                first=self._resolve(r.first),
-                last=self._resolve(r.last),
+                first=self._resolve(self._moment(r.event.record, r.first_seq)),
+                last=self._resolve(self._moment(r.last, r.last_seq)),
                 count=r.count,
                 host=r.event.record.host,
             )
@@ -712,6 +719,15 @@ def _seconds(a: Stamp, b: Stamp) -> float | None:
     if a.uptime is not None and b.uptime is not None and a.boot == b.boot:
         return b.uptime - a.uptime
     return None
+
+
+def _record_gap(a: Record, b: Record) -> float | None:
+    """b - a in seconds as _moment_gap would say for their moments, without building them."""
+    if a.stamp.wall is not None and b.stamp.wall is not None:
+        return (b.stamp.wall - a.stamp.wall).total_seconds()
+    if a.source != b.source:
+        return None
+    return _seconds(a.stamp, b.stamp)
 
 
 def _moment_gap(a: Moment, b: Moment) -> float | None:

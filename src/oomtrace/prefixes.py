@@ -163,8 +163,10 @@ class LineSplitter:
         rest = rest[match.end() :]
         ident: str | None = "kernel"
         host: str | None = None
-        # journalctl -o short-monotonic: "[ 5864.708440] host kernel: msg"
-        tagged = _SYSLOG_REST.match(rest)
+        # journalctl -o short-monotonic: "[ 5864.708440] host kernel: msg". Plain dmesg lines far
+        # outnumber these, so the cheap test comes first.
+        head = rest[:120]
+        tagged = _SYSLOG_REST.match(rest) if " kernel:" in head or "]: " in head else None
         if tagged and tagged.group("host") and (tagged.group("tag") == "kernel" or tagged.group("pid")):
             rest, ident, host = _syslog_rest(rest, tagless_is_host=False)
         stamp = Stamp(None, uptime, raw, self._boot_for(uptime))
@@ -283,6 +285,11 @@ def _clean(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def journal_message(value: object) -> str:
+    """A journal MESSAGE as text: journald exports non-UTF-8 messages as an array of bytes."""
+    return _json_message(value)
 
 
 def _json_message(value: object) -> str:

@@ -350,7 +350,8 @@ def _summary_line(analysis: Analysis) -> str:
     unparsed = (
         f"; {analysis.unparsed_count} OOM-looking line(s) not understood" if analysis.unparsed_count else ""
     )
-    return f"Read {names}: {records} lines{span}. {counts}{unparsed}."
+    unit = "entries" if analysis.sources and all(s.kind == "journal" for s in analysis.sources) else "lines"
+    return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}."
 
 
 def _list_time(episode: Episode) -> str:

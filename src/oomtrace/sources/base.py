@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from oomtrace.records import Record
@@ -14,6 +14,16 @@ class Source(ABC):
 
     name: str
     kind: str
+    progress: Callable[[int], None] | None = None
+    """Called now and then with how far reading has come (bytes, or entries for a journal)."""
+
+    def size(self) -> int | None:
+        """How far `progress` will go (bytes), when known."""
+        return None
+
+    def _report(self, done: int) -> None:
+        if self.progress is not None:
+            self.progress(done)
 
     def boot_time(self) -> datetime | None:
         """When the machine booted, if the source knows: turns uptime stamps into wall time."""

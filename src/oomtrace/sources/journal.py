@@ -21,7 +21,8 @@ from dateutil.parser import ParserError
 from dateutil.parser import parse as parse_date
 
 from oomtrace.errors import InputError, UsageError
-from oomtrace.prefixes import journal_records
+from oomtrace.prefilter import ANCHORS, Prefilter
+from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record
 from oomtrace.sources.base import Source
 
@@ -124,6 +125,9 @@ class JournalReaderSource(Source):
         self.zone = zone
         self.name = query.name
 
+    lines_read: int | None = None
+    """Entries read, when the prefilter let only some through as records."""
+
     def records(self) -> Iterator[Record]:
         reader = _open_reader(self.query)
         boot_id = _resolve_boot(self.query, list_boots_python(self.query)) if self.query.boot else None
@@ -132,11 +136,52 @@ class JournalReaderSource(Source):
             reader.seek_realtime(self.query.since)
         until_us = int(self.query.until.timestamp() * 1_000_000) if self.query.until else None
         boot_ids: dict[str, int] = {}
-        for number, entry in enumerate(reader, start=1):
-            if until_us is not None and int(entry.get("__REALTIME_TIMESTAMP", "0")) > until_us:
+        prefilter = Prefilter()
+        number = 0
+        taken = 0
+        # _next/_get read one field without decoding the entry: most kernel entries are noise.
+        while reader._next():
+            if until_us is not None and reader._get_realtime() > until_us:
                 break
-            yield from journal_records(entry, self.name, number, boot_ids, self.zone)
+            number += 1
+            if not number & 0xFFFF:
+                self._report(number)
+            if _wanted(prefilter, number, _field(reader, "_TRANSPORT"), _field(reader, "MESSAGE")):
+                taken = number
+                yield from journal_records(_entry(reader), self.name, number, boot_ids, self.zone)
+        if number and taken != number:
+            # The last entry too, so the span the report states is the journal's whole span.
+            reader._previous()
+            yield from journal_records(_entry(reader), self.name, number, boot_ids, self.zone)
+        self.lines_read = number
         reader.close()
+
+
+def _field(reader: Any, name: str) -> str:
+    try:
+        value = reader._get(name)
+    except KeyError:
+        return ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _entry(reader: Any) -> dict[str, Any]:
+    """The current entry with every field as the string journalctl -o json prints."""
+    fields: dict[str, Any] = {}
+    for key, value in reader._get_all().items():
+        convert = _CONVERTERS.get(key, _string)
+        fields[key] = convert(value) if isinstance(value, bytes) else value
+    fields["__REALTIME_TIMESTAMP"] = str(reader._get_realtime())
+    fields["__MONOTONIC_TIMESTAMP"] = str(reader._get_monotonic()[0])
+    return fields
+
+
+def _wanted(prefilter: Prefilter, number: int, transport: str, message: str) -> bool:
+    """The first entry, every userspace record (they are few), and kernel lines the prefilter keeps."""
+    if transport != "kernel":
+        return True
+    wanted = prefilter.wants(message)
+    return wanted or number == 1
 
 
 def _string(value: bytes) -> str:
@@ -237,8 +282,12 @@ class JournalctlSource(Source):
         self.zone = zone
         self.name = query.name
 
+    lines_read: int | None = None
+
     def records(self) -> Iterator[Record]:
-        command = [*_journalctl(self.query), "-o", "json", "--no-pager", *_matches_argv(self.query.host)]
+        fields = ",".join(_OUTPUT_FIELDS)
+        command = [*_journalctl(self.query), "-o", "json", f"--output-fields={fields}", "--no-pager"]
+        command += _matches_argv(self.query.host)
         if self.query.boot:
             command += ["-b", self.query.boot]
         if self.query.since:
@@ -250,17 +299,55 @@ class JournalctlSource(Source):
         )
         assert process.stdout is not None and process.stderr is not None
         boot_ids: dict[str, int] = {}
+        prefilter = Prefilter()
         number = 0
+        taken = 0
+        last = ""
         for line in process.stdout:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
             number += 1
-            yield from journal_records(entry, self.name, number, boot_ids, self.zone)
+            last = line
+            if not number & 0xFFFF:
+                self._report(number)
+            kernel = _KERNEL_FIELD in line
+            # An entry with no anchor anywhere in its JSON has none in its message either: skip
+            # it before parsing, unless a report is open (then the prefilter must see it).
+            if kernel and number > 1 and not prefilter.in_region and not any(a in line for a in ANCHORS):
+                continue
+            entry = _load(line)
+            if entry is None:
+                continue
+            text = journal_message(entry.get("MESSAGE"))
+            if _wanted(prefilter, number, "kernel" if kernel else "", text):
+                taken = number
+                yield from journal_records(entry, self.name, number, boot_ids, self.zone)
+        if number and taken != number:
+            entry = _load(last)
+            if entry is not None:
+                yield from journal_records(entry, self.name, number, boot_ids, self.zone)
+        self.lines_read = number
         error = process.stderr.read()
         if process.wait() != 0 and number == 0:
             _journalctl_failed(self.query, error)
+
+
+_KERNEL_FIELD = '"_TRANSPORT":"kernel"'
+# What the records need; journalctl adds __REALTIME_TIMESTAMP, __MONOTONIC_TIMESTAMP and _BOOT_ID.
+_OUTPUT_FIELDS = (
+    "MESSAGE",
+    "_TRANSPORT",
+    "SYSLOG_IDENTIFIER",
+    "_HOSTNAME",
+    "_BOOT_ID",
+    "_SOURCE_MONOTONIC_TIMESTAMP",
+)
+
+
+def _load(line: str) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
 
 
 def _journalctl(query: JournalQuery) -> list[str]:

@@ -7,12 +7,16 @@ import gzip
 import io
 import lzma
 import os
+import shutil
+import stat
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, tzinfo
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from oomtrace.errors import InputError
+from oomtrace.prefilter import ANCHORS, Prefilter
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources.base import Source
@@ -48,17 +52,32 @@ class KernelLogFile(Source):
     def boot_time(self) -> datetime | None:
         return self._boot_time
 
+    lines_read: int | None = None
+    """Lines in the file, when the fast path read only some of them (else each was a record)."""
+
     def records(self) -> Iterator[Record]:
         splitter = LineSplitter(self.name, zone=self.zone, reference=self._reference_time(), year=self.year)
+        if _fast_path_fits(self.path):
+            yield from _fast_records(self, splitter)
+            return
         line_no = 0
         with self._open() as text:
             for line_no, line in enumerate(text, start=1):
                 yield from splitter.split(line, line_no)
+                if not line_no & 0xFFFF:
+                    self._report(_position(text))
+        self.lines_read = line_no  # rsyslog's #012 makes several records of one line
         if line_no == 0:
             raise InputError(
                 f"{self.name} is empty",
                 hint="nothing was captured; for the boot that crashed try: journalctl -k -b -1 > kern.txt",
             )
+
+    def size(self) -> int | None:
+        try:
+            return os.path.getsize(self.path) if self.path != "-" else None
+        except OSError:
+            return None
 
     def _reference_time(self) -> datetime:
         """Syslog stamps carry no year: the file's modification time supplies it."""
@@ -124,6 +143,17 @@ def _open_binary(path: str) -> io.BufferedReader:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from None
 
 
+def _position(text: IO[str]) -> int:
+    """Bytes read so far from the file under a text stream (compressed: of the compressed file)."""
+    buffer = getattr(text, "buffer", None)
+    raw = getattr(buffer, "raw", buffer)
+    inner = getattr(raw, "fileobj", None) or getattr(raw, "_fp", None) or raw
+    try:
+        return int(inner.tell()) if inner is not None else 0
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
 def _safe_peek(raw: io.BufferedReader, name: str) -> bytes:
     try:
         return raw.peek(8192)[:8192]
@@ -140,3 +170,105 @@ def _looks_binary(head: bytes) -> bool:
         return False
     control = sum(1 for b in text if b < 9 or 13 < b < 32)
     return control / len(text) > _BINARY_SHARE
+
+
+# Files at least this big are scanned by grep first (OOMTRACE_FAST_MIN_BYTES overrides it).
+FAST_MIN_BYTES = 64 * 1024 * 1024
+# Lines always read in full at the start: the format, the first stamp.
+HEAD_LINES = 2000
+
+
+def _fast_path_fits(path: str) -> bool:
+    """A big, plain, seekable file on a machine with grep: worth the two-pass scan."""
+    if path == "-" or shutil.which("grep") is None:
+        return False
+    minimum = int(os.environ.get("OOMTRACE_FAST_MIN_BYTES", FAST_MIN_BYTES))
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size < minimum:
+            return False
+        with open(path, "rb") as probe:
+            head = probe.read(8192)
+    except OSError:
+        return False
+    compressed = any(head.startswith(magic) for magic, _ in _COMPRESSED)
+    return not compressed and not head.startswith(_JOURNAL_MAGIC) and not _looks_binary(head)
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def _fast_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[Record]:
+    """grep -F finds the anchor lines at C speed; Python reads those and the reports they open."""
+    path = source.path
+    counter = (
+        subprocess.Popen(["wc", "-l", path], stdout=subprocess.PIPE, text=True)
+        if shutil.which("wc")
+        else None
+    )
+    patterns = [arg for anchor in ANCHORS for arg in ("-e", anchor)]
+    grep = subprocess.Popen(
+        ["grep", "-n", "-b", "-F", *patterns, "--", path],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+    assert grep.stdout is not None
+    prefilter = Prefilter()
+    processed = 0
+    with open(path, "rb") as file:
+        for raw in file:
+            processed += 1
+            text = _decode(raw)
+            prefilter.wants(text)
+            yield from splitter.split(text, processed)
+            if processed >= HEAD_LINES and not prefilter.in_region:
+                break
+        for hit in grep.stdout:
+            number_text, offset_text, line = hit.rstrip(b"\n").split(b":", 2)
+            number = int(number_text)
+            if number <= processed:
+                continue
+            text = _decode(line)
+            if not prefilter.wants(text):
+                continue
+            yield from splitter.split(text, number)
+            processed = number
+            source._report(int(offset_text))
+            if prefilter.in_region:
+                file.seek(int(offset_text) + len(line) + 1)
+                for raw in file:
+                    text = _decode(raw)
+                    if not prefilter.wants(text):
+                        break
+                    processed += 1
+                    yield from splitter.split(text, processed)
+                    if not prefilter.in_region:
+                        break
+        grep.wait()
+        total = _line_count(counter, file)
+        if total > processed:
+            # The last line too, so the span the report states is the file's whole span.
+            file.seek(max(0, os.path.getsize(path) - 65536))
+            tail = file.read().splitlines()
+            if tail:
+                yield from splitter.split(_decode(tail[-1]), total)
+    source.lines_read = total
+
+
+def _line_count(counter: subprocess.Popen[str] | None, file: BinaryIO) -> int:
+    """Lines as Python counts them: newlines, plus a last line that has none."""
+    newlines = None
+    if counter is not None and counter.stdout is not None:
+        output = counter.stdout.read().split()
+        counter.wait()
+        if output and output[0].isdigit():
+            newlines = int(output[0])
+    if newlines is None:
+        file.seek(0)
+        newlines = sum(chunk.count(b"\n") for chunk in iter(lambda: file.read(1 << 22), b""))
+    file.seek(0, os.SEEK_END)
+    if file.tell() == 0:
+        return 0
+    file.seek(-1, os.SEEK_END)
+    return newlines + (file.read(1) != b"\n")

@@ -1,0 +1,97 @@
+"""Write a deterministic kernel log of a given size: realistic noise and ten complete OOM reports.
+
+    python bench/make_log.py bench/out/kern-1g.log --mib 1024
+
+The noise is what a GPU server's ring buffer holds (network, audit, USB, NVRM Xid chatter); the
+reports are seed 000's, each preceded by NVRM allocation failures, spread evenly through the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT = ROOT / "fixtures" / "seed000_llama_server_gb10" / "kernel.log"
+# (weight, template): network and audit lines dominate a busy GPU server's ring buffer; the NVRM
+# Xid chatter is 5% of lines, which is a noisy driver (one Xid every 20 lines).
+NOISE = (
+    (18, "IPv6: ADDRCONF(NETDEV_CHANGE): veth{n:x}: link becomes ready"),
+    (14, "docker0: port {p}(veth{n:x}) entered forwarding state"),
+    (
+        25,
+        'audit: type=1400 audit({t}:{n}): apparmor="DENIED" operation="open" class="file" '
+        'profile="snap.firefox.firefox" name="/proc/{n}/cgroup" pid={n} comm="firefox"',
+    ),
+    (10, "usb 1-{p}: new high-speed USB device number {n} using xhci_hcd"),
+    (8, "r8169 0000:01:00.0 enP7s7: Link is Up - 1Gbps/Full - flow control rx/tx"),
+    (5, "NVRM: Xid (PCI:0000:01:00): 13, pid={n}, name=python3, Graphics Exception: ESR 0x404600=0x80000002"),
+    (7, "EXT4-fs (nvme0n1p2): re-mounted {n:x}. Quota mode: none."),
+    (7, "perf: interrupt took too long ({n} > {p}), lowering kernel.perf_event_max_sample_rate to 79750"),
+    (6, "nvme nvme0: I/O tag {p} (1{p:03d}) opcode 0x2 (Read) QID 4 timeout, completion polled"),
+)
+_TEMPLATES = [template for weight, template in NOISE for _ in range(weight)]
+NVRM_OOM = (
+    "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+    "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
+)
+
+
+def report_lines() -> list[str]:
+    """The seed 000 report, messages only (its journalctl prefixes cut off)."""
+    lines = []
+    for line in REPORT.read_text().splitlines():
+        if "kernel: " in line:
+            lines.append(line.split("kernel: ", 1)[1])
+        elif line.startswith(" "):
+            lines.append(line.strip())
+    start = next(i for i, line in enumerate(lines) if "invoked oom-killer" in line)
+    return lines[start:]
+
+
+def write(path: Path, mib: int, reports: int = 10, seed: int = 1) -> None:
+    rng = random.Random(seed)
+    target = mib * 1024 * 1024
+    body = report_lines()
+    every = target // (reports + 1)
+    written = 0
+    uptime = 100.0
+    next_report = every
+    done = 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        while written < target:
+            block = []
+            for _ in range(2000):
+                uptime += rng.random() * 0.01
+                template = _TEMPLATES[rng.randrange(len(_TEMPLATES))]
+                message = template.format(n=rng.randrange(1 << 20), p=rng.randrange(1, 9), t=int(uptime))
+                block.append(f"[{uptime:12.6f}] {message}\n")
+            if done < reports and written >= next_report:
+                for _ in range(3):
+                    uptime += 1.5
+                    block.append(f"[{uptime:12.6f}] {NVRM_OOM}\n")
+                uptime += 60
+                pid = 1_000_000 + done
+                for line in body:
+                    block.append(f"[{uptime:12.6f}] {line.replace('1966928', str(pid))}\n")
+                done += 1
+                next_report += every
+            chunk = "".join(block)
+            out.write(chunk)
+            written += len(chunk)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--mib", type=int, default=1024)
+    args = parser.parse_args()
+    write(args.path, args.mib)
+
+
+if __name__ == "__main__":
+    main()

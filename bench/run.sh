@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Speed and memory of oomtrace against the tools it must keep up with, on the same inputs.
+# One line per case: oomtrace's wall time, the baseline's, the ratio, and oomtrace's peak RSS.
+#
+#   bash bench/run.sh            # makes bench/out/ inputs on first use (about 1.3 GiB of disk)
+#
+# Needs GNU time (/usr/bin/time, Debian package "time") and, for the journal case,
+# systemd-journal-remote. Set OOMTRACE to the command to measure (default: .venv/bin/oomtrace).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OOMTRACE=${OOMTRACE:-.venv/bin/oomtrace}
+PYTHON=${PYTHON:-.venv/bin/python}
+OUT=bench/out
+mkdir -p "$OUT"
+[ -x /usr/bin/time ] || { echo "bench: needs GNU time: apt-get install time" >&2; exit 2; }
+
+[ -f "$OUT/kern-100m.log" ] || "$PYTHON" bench/make_log.py "$OUT/kern-100m.log" --mib 100
+[ -f "$OUT/kern-1g.log" ] || "$PYTHON" bench/make_log.py "$OUT/kern-1g.log" --mib 1024
+if [ ! -f "$OUT/journal/bench.journal" ]; then
+    "$PYTHON" bench/make_journal.py "$OUT/journal/bench.journal" --entries 1000000
+fi
+
+# best of three: "<seconds> <peak kB>". Output goes to a real file: GNU grep stops early when it
+# sees its output is /dev/null, which would flatter the baseline.
+measure() {
+    local best="" rss="" stats="$OUT/.time" sink="$OUT/.stdout"
+    for _ in 1 2 3; do
+        /usr/bin/time -o "$stats" -f "%e %M" sh -c "$1" >"$sink" 2>/dev/null
+        local line seconds
+        line=$(tail -n 1 "$stats")
+        seconds=${line% *}
+        if [ -z "$best" ] || awk "BEGIN{exit !($seconds < $best)}"; then best=$seconds; rss=${line#* }; fi
+    done
+    echo "$best $rss"
+}
+
+report() {  # name, oomtrace command, baseline name, baseline command
+    read -r ours rss < <(measure "$2")
+    read -r base _ < <(measure "$4")
+    awk -v n="$1" -v o="$ours" -v b="$base" -v bn="$3" -v r="$rss" \
+        'BEGIN{printf "%-34s oomtrace %6.2f s  %-28s %6.2f s  ratio %6.2fx  peak RSS %4d MB\n", n, o, bn, b, (b>0?o/b:0), r/1024}'
+}
+
+GREP="grep -c -E 'invoked oom-killer|Killed process|NVRM'"
+for size in 100m 1g; do
+    log="$OUT/kern-$size.log"
+    report "text $size: list vs grep" "$OOMTRACE list -k $log" "grep -c -E (3 patterns)" "$GREP $log"
+    report "text $size: list vs cat" "$OOMTRACE list -k $log" "cat (the read itself)" "cat $log"
+done
+for reader in python journalctl; do
+    report "journal 1M entries ($reader)" "$OOMTRACE list -D $OUT/journal --journal-reader $reader" \
+        "journalctl -k -o json" "journalctl -D $OUT/journal -k -o json"
+done

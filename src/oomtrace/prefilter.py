@@ -1,0 +1,58 @@
+"""Which lines of a big log the full grammar must see: anchors, and the report bodies they open.
+
+Every line that matters to an OOM story holds one of ANCHORS, or lies inside a report that an
+anchor opened (Mem-Info counters, zone lines, tasks-table rows, call frames hold none). The same
+rule serves `grep -F` over a big file and a line-by-line check over the journal, so every reader
+keeps the same lines.
+"""
+
+from __future__ import annotations
+
+# Literals, not patterns: `grep -F` searches them all at once and Python's `in` finds each fast.
+ANCHORS = (
+    "oom",  # invoked oom-killer, oom-kill:, oom_reaper, oom_score_adj, earlyoom, systemd-oomd, 'oom-kill'
+    "OOM",  # "... killed by the OOM killer" (systemd)
+    "Kill",  # Killed process, Kill process, Killing
+    "NVRM",
+    "emory",  # Out of memory, Memory cgroup, memory: usage, memory pressure, memory peak, __vm_enough_memory
+    "failure",  # page allocation failure
+    "Mem-Info",
+    "pid ]",
+    "pid  ]",
+    "segfault",
+    "traps:",
+    "blocked for more",
+    "restart counter",
+    "code=killed",
+    "nohang",
+    "lmkd",
+)
+# Anchors that open a report whose other lines hold no anchor.
+REGION_STARTS = ("invoked oom-killer", "Mem-Info", "pid ]", "pid  ]", "Task in ")
+# A report is read to its kill line, or this far when the kill line never comes (a cut report).
+REGION_MAX_LINES = 20_000
+
+
+class Prefilter:
+    """Decides line by line, in input order, whether a line goes to the full grammar."""
+
+    def __init__(self) -> None:
+        self._left = 0
+
+    @property
+    def in_region(self) -> bool:
+        return self._left > 0
+
+    def wants(self, text: str) -> bool:
+        if self._left:
+            self._left -= 1
+            if "Killed process" in text:
+                self._left = 0  # the report ends at its kill; oom_reaper lines are anchors anyway
+            elif any(start in text for start in REGION_STARTS[:1]):
+                self._left = REGION_MAX_LINES  # a new report begins inside this one
+            return True
+        if not any(anchor in text for anchor in ANCHORS):
+            return False
+        if "Killed process" not in text and any(start in text for start in REGION_STARTS):
+            self._left = REGION_MAX_LINES
+        return True
