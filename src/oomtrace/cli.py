@@ -429,10 +429,9 @@ def _redactor(settings: _Settings, analysis: Analysis) -> Redactor:
 def _not_found_message(analysis: Analysis, name: str, verdict: Verdict) -> str:
     if verdict.server_log is not None:
         return verdict.headline
-    names = ", ".join(s.name for s in analysis.sources)
-    firsts = [s.first for s in analysis.sources if s.first is not None]
-    lasts = [s.last for s in analysis.sources if s.last is not None]
-    span = f" ({clock(firsts[0])} to {clock(lasts[-1])})" if firsts and lasts else ""
+    names = analysis.source_names
+    first, last = analysis.span()
+    span = f" ({clock(first)} to {clock(last)})" if first and last else ""
     victims = [f"{e.victim.comm} (pid {e.victim.pid})" for e in analysis.episodes if e.victim]
     if victims:
         shown = ", ".join(dict.fromkeys(victims[-10:]))

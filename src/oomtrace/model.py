@@ -237,6 +237,18 @@ class Analysis:
     crashes: tuple[Crash, ...] = ()
     """Every host name the input's prefixes carried (what --redact must hide)."""
 
+    @property
+    def source_names(self) -> str:
+        return ", ".join(s.name for s in self.sources)
+
+    def span(self) -> tuple[Moment | None, Moment | None]:
+        """The first and last stamped line of all the input: what a report can say it covered."""
+        firsts = [s.first for s in self.sources if s.first is not None]
+        lasts = [s.last for s in self.sources if s.last is not None]
+        if firsts and all(m.time is not None for m in firsts + lasts):
+            return min(firsts, key=lambda m: m.time), max(lasts, key=lambda m: m.time)  # type: ignore[arg-type,return-value]
+        return (firsts[0] if firsts else None), (lasts[-1] if lasts else None)
+
     def incident_of(self, episode: Episode) -> Incident | None:
         for incident in self.incidents:
             if episode.id in incident.episode_ids:

@@ -194,11 +194,9 @@ def _involved_headline(query: str, involved: Involvement, reading: ServerLogRead
 
 
 def _searched(analysis: Analysis) -> str:
-    names = ", ".join(s.name for s in analysis.sources) or "no kernel log"
-    firsts = [s.first for s in analysis.sources if s.first is not None]
-    lasts = [s.last for s in analysis.sources if s.last is not None]
-    span = f" ({clock(firsts[0])} to {clock(lasts[-1])})" if firsts and lasts else ""
-    return f"{names}{span}"
+    first, last = analysis.span()
+    span = f" ({clock(first)} to {clock(last)})" if first and last else ""
+    return f"{analysis.source_names or 'no kernel log'}{span}"
 
 
 def _unknown_headline(query: str, reading: ServerLogReading | None, analysis: Analysis, searched: str) -> str:
@@ -207,15 +205,14 @@ def _unknown_headline(query: str, reading: ServerLogReading | None, analysis: An
         return text
     facts = reading.facts
     text += f"; its log {_ending_words(facts)}"
-    if facts.last_time is not None:
-        lasts = [s.last.time for s in analysis.sources if s.last is not None and s.last.time is not None]
-        firsts = [s.first.time for s in analysis.sources if s.first is not None and s.first.time is not None]
-        if firsts and lasts:
-            covered = firsts[0] <= facts.last_time <= lasts[-1]
+    first, last = analysis.span()
+    if facts.last_time is not None and first and last and first.time and last.time:
+        when = clock_time(facts.last_time)
+        if first.time <= facts.last_time <= last.time:
+            text += f"; the kernel log covers its last line ({when})"
+        else:
             text += (
-                f"; the kernel log covers its last line ({clock_time(facts.last_time)})"
-                if covered
-                else f"; the kernel log does not cover its last line ({clock_time(facts.last_time)}): "
+                f"; the kernel log does not cover its last line ({when}): "
                 "look in the log of that time (journalctl -k -b -1, or kern.log.1)"
             )
     return text

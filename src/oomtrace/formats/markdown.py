@@ -164,13 +164,12 @@ def _server_log(verdict: Verdict, story: Story | None) -> str:
 
 
 def _names(analysis: Analysis) -> str:
-    return ", ".join(s.name for s in analysis.sources) or "no input"
+    return analysis.source_names or "no input"
 
 
 def _footer(analysis: Analysis) -> str:
-    firsts = [s.first for s in analysis.sources if s.first is not None]
-    lasts = [s.last for s in analysis.sources if s.last is not None]
-    span = f", {clock(firsts[0])} to {clock(lasts[-1])}" if firsts and lasts else ""
+    first, last = analysis.span()
+    span = f", {clock(first)} to {clock(last)}" if first and last else ""
     records = sum(s.records for s in analysis.sources)
     return f"<sub>oomtrace {__version__} read {text(_names(analysis))} ({records} lines{text(span)}).</sub>"
 

@@ -338,10 +338,9 @@ def _missing(episode: Episode) -> str:
 
 
 def _summary_line(analysis: Analysis) -> str:
-    names = ", ".join(s.name for s in analysis.sources) or "no input"
-    firsts = [s.first for s in analysis.sources if s.first is not None]
-    lasts = [s.last for s in analysis.sources if s.last is not None]
-    span = f" from {clock(firsts[0])} to {clock(lasts[-1])}" if firsts and lasts else ""
+    names = analysis.source_names or "no input"
+    first, last = analysis.span()
+    span = f" from {clock(first)} to {clock(last)}" if first and last else ""
     records = sum(s.records for s in analysis.sources)
     counts = (
         f"{len(analysis.episodes)} OOM episode(s) in {len(analysis.incidents)} incident(s), "

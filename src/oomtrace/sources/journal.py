@@ -115,18 +115,21 @@ def _check_readable(query: JournalQuery) -> None:
         raise InputError(f"cannot read the {query.name}: permission denied", hint=PERMISSION_HINT)
 
 
-class JournalReaderSource(Source):
-    """The journal through systemd-python's Reader, with matches so unrelated entries stay encoded."""
+class _JournalSource(Source):
+    """What both journal readers share: the query, the zone, and the count of entries read."""
 
     kind = "journal"
+    lines_read: int | None = None
+    """Entries read (the prefilter lets only some through as records)."""
 
     def __init__(self, query: JournalQuery, zone: tzinfo) -> None:
         self.query = query
         self.zone = zone
         self.name = query.name
 
-    lines_read: int | None = None
-    """Entries read, when the prefilter let only some through as records."""
+
+class JournalReaderSource(_JournalSource):
+    """The journal through systemd-python's Reader, with matches so unrelated entries stay encoded."""
 
     def records(self) -> Iterator[Record]:
         reader = _open_reader(self.query)
@@ -272,17 +275,8 @@ def _resolve_boot(query: JournalQuery, boots: list[Boot]) -> str:
     )
 
 
-class JournalctlSource(Source):
+class JournalctlSource(_JournalSource):
     """The journal through `journalctl -o json`, for machines without systemd-python."""
-
-    kind = "journal"
-
-    def __init__(self, query: JournalQuery, zone: tzinfo) -> None:
-        self.query = query
-        self.zone = zone
-        self.name = query.name
-
-    lines_read: int | None = None
 
     def records(self) -> Iterator[Record]:
         fields = ",".join(_OUTPUT_FIELDS)
