@@ -121,7 +121,8 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
             multiple=True,
             metavar="FILE",
             help="A saved kernel log (dmesg, journalctl text or -o json, kern.log; .gz/.xz/.bz2); "
-            "repeatable; - reads standard input. Default: this machine's `dmesg`.",
+            "repeatable; - reads standard input. Default: the system journal, or `dmesg` where "
+            "there is none.",
         ),
         click.option(
             "--journal-dir",
