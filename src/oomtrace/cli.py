@@ -81,12 +81,14 @@ class _Group(click.Group):
     epilog=f"""Examples:
 
 \b
-  oomtrace why llama-server                 # this machine's kernel ring buffer
+  oomtrace why llama-server                 # this machine's journal (dmesg without one)
+  oomtrace why llama.service -D /mnt/var/log/journal -b -1   # a copied journal, the crashed boot
   oomtrace why llama-server -k {EXAMPLE_FIXTURE}
   journalctl -k -b -1 | oomtrace list -k -   # the boot that crashed
   oomtrace list -k /var/log/kern.log --format json | jq '.episodes[].victim'
 
-Exit codes: 0 done, 1 `why` found no record, 2 usage error or unreadable input.""",
+Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error or
+unreadable input.""",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.version_option(__version__, prog_name="oomtrace")
