@@ -40,7 +40,7 @@ def test_why_tells_the_seed000_story() -> None:
     assert story["earliest_warning"]["kind"] == "nvrm-no-memory"
     assert story["earliest_warning"]["count"] == 2
     assert story["lead_time_s"] == 193.0
-    assert "unified-memory" in episode["outside_rss_note"]
+    assert "unified memory" in episode["outside_rss_note"]
 
 
 def test_why_finds_a_name_the_kernel_cut_to_15_characters() -> None:

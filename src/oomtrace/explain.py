@@ -27,11 +27,10 @@ def adj_origin(adj: int | None, task_memcg: str | None = None) -> str | None:
     if adj == 200:
         seen = ""
         if task_memcg and "/user@" in task_memcg:
-            seen = "; its cgroup shows it ran under the user manager (user@…service)"
+            seen = "; its cgroup is under user@…service"
         return (
-            "oom_score_adj 200 is what systemd's user manager gives through DefaultOOMScoreAdjust: "
-            "anything started from a login session or terminal inherits it and is killed before "
-            f"system services{seen}"
+            "200 comes from systemd's user manager (DefaultOOMScoreAdjust): anything started from a "
+            f"login session or terminal inherits it and dies before system services{seen}"
         )
     if adj == 1000:
         return (
@@ -69,11 +68,9 @@ def outside_rss_note(victim: Victim | None) -> str | None:
     if victim.total_vm_kb < _VM_TO_RSS_RATIO * max(rss, 1) or gap < _VM_OVER_RSS_MIN_KB:
         return None
     return (
-        f"total-vm {kib(victim.total_vm_kb)} against {kib(rss)} resident: {kib(gap)} of its "
-        "address space was not in RAM as its own pages. On a unified-memory machine (DGX Spark / "
-        "GB10, Grace Hopper, Jetson) CUDA buffers are mapped into the process but counted in no "
-        "process's RSS, so anon-rss understates what it held; elsewhere this is usually mapped but "
-        "untouched memory (mmap'd weights, allocator reservations)"
+        f"total-vm {kib(victim.total_vm_kb)} against {kib(rss)} resident: {kib(gap)} mapped but not "
+        "in its RSS. On unified memory (DGX Spark / GB10, Grace, Jetson) CUDA buffers live there and "
+        "no RSS counts them; elsewhere it is mostly untouched mappings (mmap'd weights, arenas)"
     )
 
 
@@ -172,17 +169,14 @@ def _memory_notes(
     if ram_kb and unaccounted_kb and unaccounted_kb > max(ram_kb * _UNACCOUNTED_SHARE, _UNACCOUNTED_MIN_KB):
         share = 100 * unaccounted_kb / ram_kb
         driver = _gpu_driver_seen(episode)
+        where = (
+            "with the NVIDIA driver in the report, most likely CUDA allocations"
+            if driver
+            else "on a unified-memory GPU machine (GB10, Grace, Jetson), that is where CUDA allocations live"
+        )
         notes.append(
-            f"{kib(unaccounted_kb)} ({share:.0f}% of RAM) was in no LRU list, slab or page table, "
-            "so in no process's RSS: memory held by the kernel or a driver. "
-            + (
-                "With the NVIDIA driver in the report, this is most likely GPU memory: on "
-                "unified-memory machines (DGX Spark / GB10, Grace, Jetson) CUDA allocations come "
-                "from system RAM but never show in RSS or nvidia-smi"
-                if driver
-                else "On a unified-memory GPU machine (DGX Spark / GB10, Grace, Jetson) this is "
-                "where CUDA allocations live: they come from system RAM but never show in RSS"
-            )
+            f"{kib(unaccounted_kb)} ({share:.0f}% of RAM) was in no LRU list, slab or page table, so in "
+            f"no process's RSS: {where}, which RSS and nvidia-smi never show"
         )
     return tuple(notes)
 

@@ -215,8 +215,8 @@ class TextFormat(Format):
         else:
             grid.add_row("Invoked by", _t("not in the log (the report header is missing)", "dim"))
         if episode.task_memcg:
-            owner = f" ({why.task_memcg_owner})" if why.task_memcg_owner else ""
-            grid.add_row("Its cgroup", _t(episode.task_memcg + owner))
+            # The owner says it in fewer lines; the JSON and Markdown keep the whole path.
+            grid.add_row("Its cgroup", _t(why.task_memcg_owner or episode.task_memcg))
         sizes = [
             f"anon-rss {kib(victim.anon_rss_kb)}",
             f"file-rss {kib(victim.file_rss_kb)}" if victim.file_rss_kb is not None else None,
