@@ -12,6 +12,25 @@ from oomtrace.cli import cli
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 CORPUS = ROOT.parent / "shared" / "corpus"
+# The episode fields the oomtrace/1 contract promises never to rename (README, "JSON contract").
+EPISODE_KEYS = frozenset(
+    {
+        "killer",
+        "time",
+        "uptime_s",
+        "raw_time",
+        "trigger",
+        "constraint",
+        "memcg",
+        "task_memcg",
+        "victim",
+        "tasks",
+        "kernel",
+        "reaped",
+        "missing",
+        "lines",
+    }
+)
 
 
 def run(*args: str, input: str | bytes | None = None) -> Result:

@@ -12,28 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oomtrace.errors import InputError
-from tests.conftest import CORPUS, FIXTURES, run
+from tests.conftest import CORPUS, EPISODE_KEYS, FIXTURES, run
 
 REPORTS = sorted(FIXTURES.glob("*/kernel.log")) + (
     sorted(CORPUS.glob("oomanalyser/*.txt")) + sorted(CORPUS.glob("peers/*")) if CORPUS.is_dir() else []
 )
 KILL = re.compile(r"Killed process (\d+)")
-EPISODE_KEYS = {
-    "killer",
-    "time",
-    "uptime_s",
-    "raw_time",
-    "trigger",
-    "constraint",
-    "memcg",
-    "task_memcg",
-    "victim",
-    "tasks",
-    "kernel",
-    "reaped",
-    "missing",
-    "lines",
-}
 SETTINGS = settings(
     max_examples=int(__import__("os").environ.get("OOMTRACE_EXAMPLES", "60")),
     deadline=None,

@@ -131,38 +131,13 @@ def test_verdicts_and_exit_codes(tmp_path: Path) -> None:
     # A log that ends a day before the kill is not that kill's log, and the verdict says so.
     old = tmp_path / "old.log"
     old.write_text("2026-11-13T13:00:00Z slot update_slots: id 0\n")
-    stale = json.loads(
-        run(
-            "why",
-            "llama-server",
-            "-k",
-            str(seed000 / "kernel.log"),
-            "--year",
-            "2026",
-            "--tz",
-            "UTC",
-            "--server-log",
-            str(old),
-            "-f",
-            "json",
-        ).stdout
-    )
+    on_seed000 = ("-k", str(seed000 / "kernel.log"), "--year", "2026", "--tz", "UTC")
+    stale = json.loads(run("why", "llama-server", *on_seed000, "--server-log", str(old), "-f", "json").stdout)
     assert "it is not this kill's log" in stale["server_log"]["note"]
     # Nothing explains a silent log: exit 1, and the message says what was searched.
     silent = tmp_path / "silent.log"
     silent.write_text("2026-11-20T10:00:00Z serving\n")
-    unknown = run(
-        "why",
-        "myserver",
-        "-k",
-        str(seed000 / "kernel.log"),
-        "--year",
-        "2026",
-        "--tz",
-        "UTC",
-        "--server-log",
-        str(silent),
-    )
+    unknown = run("why", "myserver", *on_seed000, "--server-log", str(silent))
     assert unknown.exit_code == 1
     assert "nothing in the kernel log explains how myserver ended" in unknown.stderr
     assert "does not cover its last line" in unknown.stderr

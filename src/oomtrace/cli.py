@@ -41,7 +41,7 @@ from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.story import find_deaths, report, tell
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
-from oomtrace.units import clock, iso_time
+from oomtrace.units import clock, clock_time, iso_time
 from oomtrace.verdict import Verdict, judge
 
 EXAMPLE_FIXTURE = "fixtures/seed000_llama_server_gb10/kernel.log"
@@ -395,8 +395,8 @@ def _list_boots(settings: _Settings) -> None:
         click.echo(json.dumps({"schema": "oomtrace/1", "boots": rows}, indent=2))
         return
     for boot in found:
-        first = boot.first.isoformat(sep=" ", timespec="seconds") if boot.first else "?"
-        last = boot.last.isoformat(sep=" ", timespec="seconds") if boot.last else "?"
+        first = clock_time(boot.first) if boot.first else "?"
+        last = clock_time(boot.last) if boot.last else "?"
         click.echo(f"{boot.index:>4}  {boot.boot_id}  {first} — {last}")
 
 

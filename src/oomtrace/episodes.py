@@ -722,7 +722,7 @@ def _seconds(a: Stamp, b: Stamp) -> float | None:
 
 
 def _record_gap(a: Record, b: Record) -> float | None:
-    """b - a in seconds as _moment_gap would say for their moments, without building them."""
+    """b - a in seconds as moment_gap would say for their moments, without building them."""
     if a.stamp.wall is not None and b.stamp.wall is not None:
         return (b.stamp.wall - a.stamp.wall).total_seconds()
     if a.source != b.source:
@@ -730,7 +730,7 @@ def _record_gap(a: Record, b: Record) -> float | None:
     return _seconds(a.stamp, b.stamp)
 
 
-def _moment_gap(a: Moment, b: Moment) -> float | None:
+def moment_gap(a: Moment, b: Moment) -> float | None:
     """b - a in seconds, or None when the two cannot be compared."""
     if a.time is not None and b.time is not None:
         return (b.time - a.time).total_seconds()
@@ -739,17 +739,12 @@ def _moment_gap(a: Moment, b: Moment) -> float | None:
     return None
 
 
-def moment_gap(a: Moment, b: Moment) -> float | None:
-    """Public form of the comparison used for incidents and timelines."""
-    return _moment_gap(a, b)
-
-
 def _incidents(episodes: list[Episode], warnings: list[KernelWarning]) -> list[Incident]:
     groups: list[list[Episode]] = []
     for episode in episodes:
         if groups:
             previous = groups[-1][-1]
-            gap = _moment_gap(previous.moment, episode.moment)
+            gap = moment_gap(previous.moment, episode.moment)
             if gap is not None and 0 <= gap <= BURST_GAP_S and previous.host == episode.host:
                 groups[-1].append(episode)
                 continue
@@ -760,7 +755,7 @@ def _incidents(episodes: list[Episode], warnings: list[KernelWarning]) -> list[I
         start = group[0].moment
         attached = tuple(w for w in warnings if _warns(w, start, previous_end, group[0].host))
         earliest = min(attached, key=lambda w: _sort_key(w.first), default=None)
-        lead = _moment_gap(earliest.first, start) if earliest else None
+        lead = moment_gap(earliest.first, start) if earliest else None
         incidents.append(Incident(number, tuple(e.id for e in group), attached, earliest, lead))
         previous_end = group[-1].moment
     return incidents
@@ -776,7 +771,7 @@ def _warns(warning: KernelWarning, start: Moment, previous_end: Moment | None, h
     """Did this warning run come before the incident and after the one before it?"""
     if warning.host != host and warning.host is not None and host is not None:
         return False
-    before_start = _moment_gap(warning.first, start)
+    before_start = moment_gap(warning.first, start)
     if before_start is None:
         # Times cannot be compared: fall back to input order within one source.
         if warning.first.source != start.source or warning.first.seq > start.seq:
@@ -784,11 +779,11 @@ def _warns(warning: KernelWarning, start: Moment, previous_end: Moment | None, h
         return previous_end is None or warning.first.seq > previous_end.seq
     if before_start < 0:
         return False
-    since_last = _moment_gap(warning.last, start)
+    since_last = moment_gap(warning.last, start)
     if since_last is not None and since_last > LOOKBACK_S:
         return False
     if previous_end is not None:
-        after_previous = _moment_gap(previous_end, warning.last)
+        after_previous = moment_gap(previous_end, warning.last)
         if after_previous is not None and after_previous <= 0:
             return False
     return True

@@ -54,12 +54,17 @@ def relative(seconds: float | None) -> str:
     return f"T{'-' if seconds < 0 else '+'}{duration(abs(seconds))}"
 
 
+def clock_time(time: datetime) -> str:
+    """A wall time as the reports print it: seconds, with its UTC offset."""
+    return time.isoformat(sep=" ", timespec="seconds")
+
+
 def clock(moment: Moment | None) -> str:
     """The moment as local wall time with its offset, or its uptime when no boot time is known."""
     if moment is None:
         return "?"
     if moment.time is not None:
-        return moment.time.isoformat(sep=" ", timespec="seconds")
+        return clock_time(moment.time)
     if moment.uptime_s is not None:
         return f"uptime {moment.uptime_s:.3f}s"
     return "time unknown"

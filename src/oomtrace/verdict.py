@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from oomtrace.model import Analysis, Crash, Episode
 from oomtrace.services import restart_count
 from oomtrace.sources.serverlog import ServerLogFacts
 from oomtrace.story import Story, cause_of, killed_by, name_matches, tell, victim_name
-from oomtrace.units import clock, duration, kib
+from oomtrace.units import clock, clock_time, duration, kib
 
 # A server log that ends within this long before the kill is that kill's log; a log that runs
 # on for longer than RUNS_ON_S after it belongs to a process that survived it.
@@ -216,7 +215,3 @@ def _unknown_headline(query: str, reading: ServerLogReading | None, analysis: An
                 "look in the log of that time (journalctl -k -b -1, or kern.log.1)"
             )
     return text
-
-
-def clock_time(time: datetime) -> str:
-    return time.isoformat(sep=" ", timespec="seconds")

@@ -18,8 +18,8 @@ from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
 from oomtrace.story import Report, Story, killed_by, victim_name
-from oomtrace.units import clock, duration, kib, relative
-from oomtrace.verdict import Verdict, clock_time
+from oomtrace.units import clock, clock_time, duration, kib, relative
+from oomtrace.verdict import Verdict
 
 # GitHub refuses comments longer than this many characters.
 GITHUB_LIMIT = 65_536
@@ -141,7 +141,7 @@ class MarkdownFormat(Format):
 
 
 def _span_time(time: datetime | None) -> str:
-    return time.isoformat(sep=" ", timespec="seconds") if time else "the start of the log"
+    return clock_time(time) if time else "the start of the log"
 
 
 def _server_log(verdict: Verdict, story: Story | None) -> str:

@@ -21,8 +21,8 @@ from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, killed_by, victim_name
-from oomtrace.units import clock, duration, kib, relative
-from oomtrace.verdict import Verdict, clock_time
+from oomtrace.units import clock, clock_time, duration, kib, relative
+from oomtrace.verdict import Verdict
 
 _CONSTRAINT_WORDS = {
     "global": "global OOM: the whole machine ran out of memory",
@@ -116,8 +116,8 @@ class TextFormat(Format):
         self.console.print(Group(Text(), Text("The server's own log", style="bold"), grid))
 
     def report(self, analysis: Analysis, report: Report) -> None:
-        since = report.since.isoformat(sep=" ", timespec="seconds") if report.since else "the start"
-        until = report.until.isoformat(sep=" ", timespec="seconds") if report.until else "the end"
+        since = clock_time(report.since) if report.since else "the start"
+        until = clock_time(report.until) if report.until else "the end"
         kills = sum(n for _, n in report.by_victim)
         self.console.print(
             Panel(
