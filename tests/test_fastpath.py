@@ -1,17 +1,25 @@
-"""The grep-first fast path for big files gives the same answers as reading every line."""
+"""The chunk scan of big files gives the same answers as reading every line."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from oomtrace.prefilter import ANCHORS, XID_ANCHOR
+from oomtrace.sources import chunks, textfile
+from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import CORPUS, FIXTURES, ROOT, run
 
-pytestmark = pytest.mark.skipif(shutil.which("grep") is None, reason="the fast path needs grep")
+pytestmark = pytest.mark.skipif(
+    not chunks.available(), reason="the chunk scan needs hyperscan and numpy (no wheel for this platform)"
+)
+DEFAULT_CHUNK_BYTES = chunks.CHUNK_BYTES
 LOGS = sorted(FIXTURES.glob("*/kernel.log")) + (sorted(CORPUS.glob("**/*.txt")) if CORPUS.is_dir() else [])
 
 
@@ -20,6 +28,25 @@ def listing(log: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> dict:
     result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
+
+
+def records_read(log: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """(records the fast path hands to the grammar, lines in the file)."""
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")
+    monkeypatch.setattr(textfile, "HEAD_LINES", 5)
+    source = KernelLogFile(str(log), zone=UTC)
+    count = sum(1 for _ in source.records())
+    assert source.lines_read is not None
+    return count, source.lines_read
+
+
+def assert_same(log: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    fast, full = listing(log, True, monkeypatch), listing(log, False, monkeypatch)
+    assert fast["episodes"] == full["episodes"]
+    assert fast["warnings"] == full["warnings"]
+    assert fast["incidents"] == full["incidents"]
+    assert fast["source"] == full["source"]
+    return fast
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -31,13 +58,172 @@ def test_fast_path_equals_full_read(log: Path, monkeypatch: pytest.MonkeyPatch) 
     assert fast["source"]["records"] == full["source"]["records"]
 
 
-def test_fast_path_on_a_generated_log_with_noise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("chunk_bytes", [4096, 65536, DEFAULT_CHUNK_BYTES])
+def test_fast_path_on_a_generated_log_with_noise(
+    chunk_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Small chunks put report bodies, Xid runs and long lines across chunk edges.
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk_bytes)
     sys.path.insert(0, str(ROOT / "bench"))
     from make_log import write
 
     log = tmp_path / "kern.log"
     write(log, mib=4, reports=3)
-    fast, full = listing(log, True, monkeypatch), listing(log, False, monkeypatch)
+    fast = assert_same(log, monkeypatch)
     assert len(fast["episodes"]) == 3
-    assert fast["episodes"] == full["episodes"] and fast["warnings"] == full["warnings"]
-    assert fast["source"] == full["source"]
+    xids = [w for w in fast["warnings"] if w["kind"] == "nvrm-xid"]
+    assert len(xids) == 1 and xids[0]["count"] > 1000
+    if chunk_bytes == DEFAULT_CHUNK_BYTES:
+        records, _ = records_read(log, monkeypatch)
+        # The three reports (about 70 lines each) and a few Xid lines per chunk: the rest counted.
+        assert records < 300 < xids[0]["count"]
+
+
+XID = "NVRM: Xid (PCI:0000:{gpu:02x}:00): {code}, pid={pid}, name=python3, Ch 00000008"
+REPORT = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text()
+
+
+def xid_log(path: Path, lines: list[tuple[float, str]], *, host: str | None = None) -> Path:
+    """A dmesg log (or journalctl short-monotonic with a host) of these (uptime, message) lines."""
+    with path.open("w") as out:
+        for uptime, message in lines:
+            stamp = f"[{uptime:12.6f}]"
+            out.write(f"{stamp} {host} kernel: {message}\n" if host else f"{stamp} {message}\n")
+    return path
+
+
+def chatter(
+    start: float, count: int, step: float = 0.5, codes: tuple[int, ...] = (13,)
+) -> list[tuple[float, str]]:
+    return [
+        (start + i * step, XID.format(gpu=1 + i % 2, code=codes[i % len(codes)], pid=1000 + i))
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "codes interleaved",
+        "gap over an hour",
+        "reboot",
+        "two xids on a line",
+        "long code",
+        "line longer than a chunk",
+        "xids inside a report",
+        "no newline at the end",
+    ],
+)
+def test_xid_counting_equals_reading(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 8192)
+    monkeypatch.setattr(textfile, "HEAD_LINES", 5)
+    lines = chatter(10.0, 400, codes=(13, 31, 79) if case == "codes interleaved" else (13,))
+    if case == "gap over an hour":
+        lines += chatter(10.0 + 200 + 3601, 300) + chatter(10.0 + 200 + 3601 + 150 + 7300, 5)
+    elif case == "reboot":
+        lines += chatter(3.0, 300)
+    elif case == "two xids on a line":
+        lines.insert(
+            200, (110.1, XID.format(gpu=1, code=13, pid=1) + " " + XID.format(gpu=1, code=31, pid=2))
+        )
+    elif case == "long code":
+        lines.insert(200, (110.1, XID.format(gpu=1, code=10**24, pid=1)))
+    elif case == "line longer than a chunk":
+        lines.insert(200, (110.1, "x" * 20000 + " " + XID.format(gpu=1, code=13, pid=1)))
+    elif case == "xids inside a report":
+        report = [line.split("kernel: ", 1)[1] for line in REPORT.splitlines() if "kernel: " in line]
+        middle = [(210.0, text) for text in report]
+        middle[len(middle) // 2 : len(middle) // 2] = chatter(210.0, 50)
+        lines[200:200] = middle
+    log = xid_log(tmp_path / "kern.log", lines)
+    if case == "no newline at the end":
+        log.write_text(log.read_text().rstrip("\n"))
+    fast = assert_same(log, monkeypatch)
+    assert sum(w["count"] for w in fast["warnings"] if w["kind"] == "nvrm-xid") >= 400
+    if case in ("codes interleaved", "gap over an hour", "reboot", "xids inside a report"):
+        records, _ = records_read(log, monkeypatch)
+        assert records < 200  # the chatter was counted, not read line by line
+
+
+def test_xid_counting_keeps_hosts_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A central syslog file: two hosts' Xids interleaved; each host keeps its own count.
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 8192)
+    monkeypatch.setattr(textfile, "HEAD_LINES", 5)
+    log = tmp_path / "kern.log"
+    with log.open("w") as out:
+        for i, (uptime, message) in enumerate(chatter(10.0, 600)):
+            out.write(f"[{uptime:12.6f}] {'gpu-a' if i % 7 else 'gpu-b'} kernel: {message}\n")
+    fast = assert_same(log, monkeypatch)
+    counts = {w["host"]: w["count"] for w in fast["warnings"]}
+    assert counts == {"gpu-a": 514, "gpu-b": 86}
+
+
+# ---- the chunker against a naive reading of the same bytes ----------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "plain noise",
+        "Out of memory: Killed process 1 (x)",
+        XID.format(gpu=1, code=13, pid=1),
+        XID.format(gpu=2, code=31, pid=2),
+        "NVRM: Xid (PCI:0000:01:00): ",
+        "NVRM: Xid (",
+        "Mem-Info:",
+        "",
+        "x" * 300,
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(st.lists(_PIECES, min_size=1, max_size=3).map(" ".join), min_size=1, max_size=120),
+    chunk_bytes=st.integers(16, 700),
+    end_newline=st.booleans(),
+    head=st.integers(0, 5),
+)
+def test_chunks_match_a_naive_reading(
+    lines: list[str],
+    chunk_bytes: int,
+    end_newline: bool,
+    head: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk_bytes)
+    data = ("\n".join(lines) + ("\n" if end_newline else "")).encode()
+    path = tmp_path / "log"
+    path.write_bytes(data)
+    head = min(head, len(lines) - 1)
+    start = sum(len(line) + 1 for line in lines[:head])
+    if start >= len(data):
+        return
+    seen = []
+    anchor_lines, xid_starts = [], []
+    for chunk in chunks.chunks(str(path), start, head + 1):
+        assert chunk.offset == start + sum(len(piece) for piece in seen)
+        assert chunk.first_line == head + 1 + b"".join(seen).count(b"\n")
+        for offset in range(0, len(chunk.data), max(1, len(chunk.data) // 7)):
+            assert chunk.line_no(offset) == chunk.first_line + chunk.data.count(b"\n", 0, offset)
+        anchor_lines += [chunk.offset + a for a in chunk.anchor_lines]
+        xid_starts += [chunk.offset + int(x) for x in chunk.xid_starts]
+        if chunk.xid_groups is not None:
+            grouped = sorted(int(x) for group in chunk.xid_groups for x in group)
+            assert grouped == [int(x) for x in chunk.xid_starts]
+            for group in chunk.xid_groups:
+                codes = {chunk.data[int(x) :].split(b"): ", 1)[1].split(b",")[0] for x in group}
+                assert len(codes) == 1
+        seen.append(chunk.data)
+    assert b"".join(seen) == data[start:]
+    literals = [a.encode() for a in ANCHORS if a != XID_ANCHOR]
+    expected_anchor_lines, offset = [], start
+    for raw in data[start:].split(b"\n"):
+        if any(literal in raw for literal in literals):
+            expected_anchor_lines.append(offset)
+        offset += len(raw) + 1
+    assert anchor_lines == expected_anchor_lines
+    expected_xids, at = [], data.find(XID_ANCHOR.encode(), start)
+    while at >= 0:
+        expected_xids.append(at)
+        at = data.find(XID_ANCHOR.encode(), at + 1)
+    assert xid_starts == expected_xids

@@ -283,9 +283,9 @@ class EpisodeBuilder:
                 # A driver can repeat a line hundreds of thousands of times: keep this cheap.
                 run.last = record
                 run.last_seq = self._seq
-                run.count += 1
+                run.count += 1 + record.repeats
                 return
-        run = _Run(event, self._seq, record, self._seq, 1)
+        run = _Run(event, self._seq, record, self._seq, 1 + record.repeats)
         self._runs.append(run)
         self._open_runs[key] = run
 

@@ -13,7 +13,10 @@ ANCHORS = (
     "oom",  # invoked oom-killer, oom-kill:, oom_reaper, oom_score_adj, earlyoom, systemd-oomd, 'oom-kill'
     "OOM",  # "... killed by the OOM killer" (systemd)
     "Kill",  # Killed process, Kill process, Killing
-    "NVRM",
+    # NVRM lines that parse as warnings; the driver's other chatter tells nothing about memory.
+    "NVRM: Xid (",
+    "NV_ERR_NO_MEMORY",
+    "annot allocate",  # NVRM "Cannot allocate ..." (and "cannot allocate")
     "emory",  # Out of memory, Memory cgroup, memory: usage, memory pressure, memory peak, __vm_enough_memory
     "failure",  # page allocation failure
     "Mem-Info",
@@ -27,6 +30,9 @@ ANCHORS = (
     "nohang",
     "lmkd",
 )
+# The anchor a noisy driver can print hundreds of thousands of times: a big file's scan counts
+# these lines in bulk (sources/chunks.py) instead of handing each to the grammar.
+XID_ANCHOR = "NVRM: Xid ("
 # Anchors that open a report whose other lines hold no anchor.
 REGION_STARTS = ("invoked oom-killer", "Mem-Info", "pid ]", "pid  ]", "Task in ")
 # A report is read to its kill line, or this far when the kill line never comes (a cut report).

@@ -37,6 +37,9 @@ class Record:
     ident: str | None = "kernel"
     """Syslog identifier: "kernel" for kernel lines, None when the prefix names none."""
     host: str | None = None
+    repeats: int = 0
+    """Lines just before this one that say the same warning and were counted, not read: a big
+    file's NVRM Xid chatter (sources/chunks.py). 0 for every other record."""
 
     @property
     def is_kernel(self) -> bool:

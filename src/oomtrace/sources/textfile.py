@@ -7,18 +7,21 @@ import gzip
 import io
 import lzma
 import os
-import shutil
 import stat
-import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
-from typing import IO, Any, BinaryIO
+from typing import IO, Any
 
+from oomtrace.episodes import REPEAT_GAP_S
 from oomtrace.errors import InputError
-from oomtrace.prefilter import ANCHORS, Prefilter
+from oomtrace.events import EarlyWarning
+from oomtrace.parse import parse_record
+from oomtrace.prefilter import Prefilter
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
+from oomtrace.sources import chunks
 from oomtrace.sources.base import Source
 
 _JOURNAL_MAGIC = b"LPKSHHRH"
@@ -172,15 +175,15 @@ def _looks_binary(head: bytes) -> bool:
     return control / len(text) > _BINARY_SHARE
 
 
-# Files at least this big are scanned by grep first (OOMTRACE_FAST_MIN_BYTES overrides it).
+# Files at least this big are scanned in chunks first (OOMTRACE_FAST_MIN_BYTES overrides it).
 FAST_MIN_BYTES = 64 * 1024 * 1024
 # Lines always read in full at the start: the format, the first stamp.
 HEAD_LINES = 2000
 
 
 def _fast_path_fits(path: str) -> bool:
-    """A big, plain, seekable file on a machine with grep: worth the two-pass scan."""
-    if path == "-" or shutil.which("grep") is None:
+    """A big, plain, seekable file, with the scanning libraries installed: worth the chunk scan."""
+    if path == "-" or not chunks.available():
         return False
     minimum = int(os.environ.get("OOMTRACE_FAST_MIN_BYTES", FAST_MIN_BYTES))
     try:
@@ -200,75 +203,145 @@ def _decode(raw: bytes) -> str:
 
 
 def _fast_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[Record]:
-    """grep -F finds the anchor lines at C speed; Python reads those and the reports they open."""
-    path = source.path
-    counter = (
-        subprocess.Popen(["wc", "-l", path], stdout=subprocess.PIPE, text=True)
-        if shutil.which("wc")
-        else None
-    )
-    patterns = [arg for anchor in ANCHORS for arg in ("-e", anchor)]
-    grep = subprocess.Popen(
-        ["grep", "-n", "-b", "-F", *patterns, "--", path],
-        stdout=subprocess.PIPE,
-        env={**os.environ, "LC_ALL": "C"},
-    )
-    assert grep.stdout is not None
+    """The head in full, then chunk by chunk only anchor lines, the reports they open, and Xids."""
     prefilter = Prefilter()
-    processed = 0
-    with open(path, "rb") as file:
+    line_no = 0
+    offset = 0
+    with open(source.path, "rb") as file:
         for raw in file:
-            processed += 1
+            line_no += 1
+            offset += len(raw)
             text = _decode(raw)
             prefilter.wants(text)
-            yield from splitter.split(text, processed)
-            if processed >= HEAD_LINES and not prefilter.in_region:
+            yield from splitter.split(text, line_no)
+            if line_no >= HEAD_LINES and not prefilter.in_region:
                 break
-        for hit in grep.stdout:
-            number_text, offset_text, line = hit.rstrip(b"\n").split(b":", 2)
-            number = int(number_text)
-            if number <= processed:
-                continue
-            text = _decode(line)
-            if not prefilter.wants(text):
-                continue
-            yield from splitter.split(text, number)
-            processed = number
-            source._report(int(offset_text))
-            if prefilter.in_region:
-                file.seek(int(offset_text) + len(line) + 1)
-                for raw in file:
-                    text = _decode(raw)
-                    if not prefilter.wants(text):
-                        break
-                    processed += 1
-                    yield from splitter.split(text, processed)
-                    if not prefilter.in_region:
-                        break
-        grep.wait()
-        total = _line_count(counter, file)
-        if total > processed:
-            # The last line too, so the span the report states is the file's whole span.
-            file.seek(max(0, os.path.getsize(path) - 65536))
-            tail = file.read().splitlines()
-            if tail:
-                yield from splitter.split(_decode(tail[-1]), total)
+    reader = _ChunkReader(splitter, prefilter)
+    total = line_no
+    last: chunks.Chunk | None = None
+    for chunk in chunks.chunks(source.path, offset, line_no + 1):
+        source._report(chunk.offset)
+        yield from reader.read(chunk)
+        total = chunk.first_line - 1 + chunk.line_count
+        last = chunk
+    if last is not None and total > reader.last_line:
+        # The last line too, so the span the report states is the file's whole span.
+        tail = last.data.splitlines()
+        if tail:
+            yield from splitter.split(_decode(tail[-1]), total)
     source.lines_read = total
 
 
-def _line_count(counter: subprocess.Popen[str] | None, file: BinaryIO) -> int:
-    """Lines as Python counts them: newlines, plus a last line that has none."""
-    newlines = None
-    if counter is not None and counter.stdout is not None:
-        output = counter.stdout.read().split()
-        counter.wait()
-        if output and output[0].isdigit():
-            newlines = int(output[0])
-    if newlines is None:
-        file.seek(0)
-        newlines = sum(chunk.count(b"\n") for chunk in iter(lambda: file.read(1 << 22), b""))
-    file.seek(0, os.SEEK_END)
-    if file.tell() == 0:
-        return 0
-    file.seek(-1, os.SEEK_END)
-    return newlines + (file.read(1) != b"\n")
+class _ChunkReader:
+    """Hands the lines of each chunk that matter to the splitter, in file order."""
+
+    def __init__(self, splitter: LineSplitter, prefilter: Prefilter) -> None:
+        self.splitter = splitter
+        self.prefilter = prefilter
+        self.last_line = 0
+
+    def read(self, chunk: chunks.Chunk) -> Iterator[Record]:
+        position = 0  # lines before this offset are dealt with
+        if self.prefilter.in_region:
+            position = yield from self._region(chunk, 0)
+        for start in chunk.anchor_lines:
+            if start < position:
+                continue  # inside a report read above
+            yield from self._xids(chunk, position, start)
+            raw, position = chunk.line_at(start)
+            text = _decode(raw)
+            if self.prefilter.wants(text):
+                yield from self._split(text, chunk.line_no(start))
+                if self.prefilter.in_region:
+                    position = yield from self._region(chunk, position)
+        yield from self._xids(chunk, position, len(chunk.data))
+
+    def _region(self, chunk: chunks.Chunk, position: int) -> Generator[Record, None, int]:
+        """The lines of a report, from `position` to its kill line or the chunk's end."""
+        line_no = chunk.line_no(position)
+        while position < len(chunk.data) and self.prefilter.in_region:
+            raw, position = chunk.line_at(position)
+            text = _decode(raw)
+            self.prefilter.wants(text)
+            yield from self._split(text, line_no)
+            line_no += 1
+        return position
+
+    def _split(self, text: str, line_no: int) -> list[Record]:
+        self.last_line = max(self.last_line, line_no)
+        return self.splitter.split(text, line_no)
+
+    def _xids(self, chunk: chunks.Chunk, low: int, high: int) -> Iterator[Record]:
+        """The Xid lines that start in [low, high) (both line starts): counted, or read."""
+        offsets, groups = chunk.xids_between(low, high)
+        if groups:
+            counted = self._count(chunk, groups)
+            if counted is not None:
+                yield from counted
+                return
+        known = None
+        for offset in offsets:
+            start = chunk.line_start(offset)
+            if known is not None and start == known[0]:
+                continue  # a second Xid on the same line
+            text = _decode(chunk.line_at(start)[0])
+            if self.prefilter.wants(text):
+                known = (start, chunk.line_no(start, known))
+                yield from self._split(text, known[1])
+
+    def _count(self, chunk: chunks.Chunk, groups: list[Any]) -> list[Record] | None:
+        """The first and last Xid line of each code, the last standing for the lines between.
+
+        None (and the splitter as it was) when counting could differ from reading every line:
+        lines of another host between, or a gap long enough to split the warning run.
+        """
+        picks: list[tuple[int, int]] = []  # (line start, lines it stands for before it)
+        for group in groups:
+            picks.append((chunk.line_start(int(group[0])), 0))
+            if len(group) > 1:
+                picks.append((chunk.line_start(int(group[-1])), len(group) - 2))
+        picks.sort()
+        saved = replace(self.splitter, _boot_ids=dict(self.splitter._boot_ids))
+        records: dict[int, Record] = {}
+        known = None
+        for start, _ in picks:
+            known = (start, chunk.line_no(start, known))
+            split = self.splitter.split(_decode(chunk.line_at(start)[0]), known[1])
+            if len(split) != 1:
+                break
+            records[start] = split[0]
+        else:
+            if all(_same_run(chunk, group, records) for group in groups):
+                self.last_line = max(self.last_line, *(record.line_no for record in records.values()))
+                return [
+                    replace(records[start], repeats=repeats) if repeats else records[start]
+                    for start, repeats in picks
+                ]
+        self.splitter = saved
+        return None
+
+
+def _same_run(chunk: chunks.Chunk, group: Any, records: dict[int, Record]) -> bool:
+    """Would every line of this group join one warning run, as reading them one by one would?"""
+    first = records[chunk.line_start(int(group[0]))]
+    last = records[chunk.line_start(int(group[-1]))]
+    event, last_event = parse_record(first), parse_record(last)
+    if not isinstance(event, EarlyWarning) or not isinstance(last_event, EarlyWarning):
+        return False
+    if (event.kind, event.key, first.host) != (last_event.kind, last_event.key, last.host):
+        return False
+    if first.host is not None:
+        # Lines of other hosts could sit between: each line must name this one.
+        tag = f" {first.host} ".encode()
+        data = chunk.data
+        if not all(data.find(tag, data.rfind(b"\n", 0, xid), xid) >= 0 for xid in group.tolist()):
+            return False
+    a, b = first.stamp, last.stamp
+    if a.wall is not None and b.wall is not None:
+        gap = (b.wall - a.wall).total_seconds()
+    elif a.uptime is not None and b.uptime is not None and a.boot == b.boot:
+        gap = b.uptime - a.uptime
+    else:
+        return a.wall is None and a.uptime is None and b.wall is None and b.uptime is None
+    # Lines in between can only be closer together than the span from first to last.
+    return 0 <= gap <= REPEAT_GAP_S
