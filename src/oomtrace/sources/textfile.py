@@ -178,7 +178,7 @@ def _looks_binary(head: bytes) -> bool:
 # Files at least this big are scanned in chunks first (OOMTRACE_FAST_MIN_BYTES overrides it).
 FAST_MIN_BYTES = 64 * 1024 * 1024
 # Lines always read in full at the start: the format, the first stamp.
-HEAD_LINES = 2000
+HEAD_LINES = 100
 
 
 def _fast_path_fits(path: str) -> bool:
