@@ -1,6 +1,7 @@
 """Write a deterministic kernel log of a given size: realistic noise and ten complete OOM reports.
 
     python bench/make_log.py bench/out/kern-1g.log --mib 1024
+    python bench/make_log.py bench/out/journalctl-1g.log --mib 1024 --style journalctl
 
 The noise is what a GPU server's ring buffer holds (network, audit, USB, NVRM Xid chatter); the
 reports are seed 000's, each preceded by NVRM allocation failures, spread evenly through the file.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +52,17 @@ def report_lines() -> list[str]:
     return lines[start:]
 
 
-def write(path: Path, mib: int, reports: int = 10, seed: int = 1) -> None:
+# `journalctl -k > file` prints wall-clock stamps and the host; dmesg prints uptimes.
+BOOTED = datetime(2026, 11, 28, 8, 0, 0)
+
+
+def prefix(style: str, uptime: float) -> str:
+    if style == "journalctl":
+        return f"{(BOOTED + timedelta(seconds=uptime)):%b %d %H:%M:%S} gb10 kernel:"
+    return f"[{uptime:12.6f}]"
+
+
+def write(path: Path, mib: int, reports: int = 10, seed: int = 1, style: str = "dmesg") -> None:
     rng = random.Random(seed)
     target = mib * 1024 * 1024
     body = report_lines()
@@ -67,15 +79,15 @@ def write(path: Path, mib: int, reports: int = 10, seed: int = 1) -> None:
                 uptime += rng.random() * 0.01
                 template = _TEMPLATES[rng.randrange(len(_TEMPLATES))]
                 message = template.format(n=rng.randrange(1 << 20), p=rng.randrange(1, 9), t=int(uptime))
-                block.append(f"[{uptime:12.6f}] {message}\n")
+                block.append(f"{prefix(style, uptime)} {message}\n")
             if done < reports and written >= next_report:
                 for _ in range(3):
                     uptime += 1.5
-                    block.append(f"[{uptime:12.6f}] {NVRM_OOM}\n")
+                    block.append(f"{prefix(style, uptime)} {NVRM_OOM}\n")
                 uptime += 60
                 pid = 1_000_000 + done
                 for line in body:
-                    block.append(f"[{uptime:12.6f}] {line.replace('1966928', str(pid))}\n")
+                    block.append(f"{prefix(style, uptime)} {line.replace('1966928', str(pid))}\n")
                 done += 1
                 next_report += every
             chunk = "".join(block)
@@ -89,8 +101,14 @@ def main() -> None:
     )
     parser.add_argument("path", type=Path)
     parser.add_argument("--mib", type=int, default=1024)
+    parser.add_argument(
+        "--style",
+        choices=("dmesg", "journalctl"),
+        default="dmesg",
+        help="dmesg: [uptime] stamps; journalctl: `journalctl -k` text with a date and the host",
+    )
     args = parser.parse_args()
-    write(args.path, args.mib)
+    write(args.path, args.mib, style=args.style)
 
 
 if __name__ == "__main__":

@@ -158,6 +158,26 @@ def test_xid_counting_keeps_hosts_apart(tmp_path: Path, monkeypatch: pytest.Monk
     assert counts == {"gpu-a": 514, "gpu-b": 86}
 
 
+@pytest.mark.parametrize("style", ["journalctl", "syslog with uptime"])
+def test_xid_counting_with_a_host_in_every_line(
+    style: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `journalctl -k > file` and kern.log name the host on every line: still counted, not read.
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 8192)
+    monkeypatch.setattr(textfile, "HEAD_LINES", 5)
+    log = tmp_path / "kern.log"
+    with log.open("w") as out:
+        for i, (uptime, message) in enumerate(chatter(10.0, 600)):
+            stamp = f"Nov 28 08:{i // 60 % 60:02d}:{i % 60:02d} gb10 kernel:"
+            out.write(
+                f"{stamp} [{uptime:12.6f}] {message}\n" if style != "journalctl" else f"{stamp} {message}\n"
+            )
+    fast = assert_same(log, monkeypatch)
+    assert [(w["host"], w["count"]) for w in fast["warnings"]] == [("gb10", 600)]
+    records, _ = records_read(log, monkeypatch)
+    assert records < 200
+
+
 # ---- the chunker against a naive reading of the same bytes ----------------------------------
 
 _PIECES = st.sampled_from(

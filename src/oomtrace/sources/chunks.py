@@ -75,12 +75,11 @@ class Chunk:
         its end, or `known`, an (offset, line number) pair of an earlier line of this chunk.
         """
         data = self.data
-        best = (offset, self.first_line + data.count(b"\n", 0, offset)) if offset < len(data) // 2 else None
-        if best is None:
-            best = (len(data) - offset, self.first_line + self.newline_count - data.count(b"\n", offset))
-        if known is not None and 0 <= offset - known[0] < best[0]:
+        if known is not None and 0 <= offset - known[0] <= min(offset, len(data) - offset):
             return known[1] + data.count(b"\n", known[0], offset)
-        return best[1]
+        if offset <= len(data) - offset:
+            return self.first_line + data.count(b"\n", 0, offset)
+        return self.first_line + self.newline_count - data.count(b"\n", offset)
 
     def xids_between(self, low: int, high: int) -> tuple[list[int], list[Any] | None]:
         """The Xid anchors on the lines that start in [low, high) (both line starts): their
@@ -93,6 +92,14 @@ class Chunk:
             group[np.searchsorted(group, low) : np.searchsorted(group, high)] for group in self.xid_groups
         ]
         return offsets, [group for group in groups if len(group)]
+
+    def all_preceded_by(self, offsets: Any, tag: bytes) -> bool:
+        """Do the bytes just before each offset (a numpy array) spell `tag`?"""
+        if not len(offsets) or int(offsets[0]) < len(tag):
+            return False
+        array = np.frombuffer(self.data, dtype=np.uint8)
+        before = array[(offsets - len(tag))[:, None] + np.arange(len(tag))]
+        return bool((before == np.frombuffer(tag, dtype=np.uint8)).all())
 
     def line_start(self, offset: int) -> int:
         return self.data.rfind(b"\n", 0, offset) + 1

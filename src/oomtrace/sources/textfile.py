@@ -330,12 +330,8 @@ def _same_run(chunk: chunks.Chunk, group: Any, records: dict[int, Record]) -> bo
         return False
     if (event.kind, event.key, first.host) != (last_event.kind, last_event.key, last.host):
         return False
-    if first.host is not None:
-        # Lines of other hosts could sit between: each line must name this one.
-        tag = f" {first.host} ".encode()
-        data = chunk.data
-        if not all(data.find(tag, data.rfind(b"\n", 0, xid), xid) >= 0 for xid in group.tolist()):
-            return False
+    if first.host is not None and not _all_name_host(chunk, group, first.host):
+        return False
     a, b = first.stamp, last.stamp
     if a.wall is not None and b.wall is not None:
         gap = (b.wall - a.wall).total_seconds()
@@ -345,3 +341,16 @@ def _same_run(chunk: chunks.Chunk, group: Any, records: dict[int, Record]) -> bo
         return a.wall is None and a.uptime is None and b.wall is None and b.uptime is None
     # Lines in between can only be closer together than the span from first to last.
     return 0 <= gap <= REPEAT_GAP_S
+
+
+def _all_name_host(chunk: chunks.Chunk, group: Any, host: str) -> bool:
+    """Does every Xid line of the group come from `host`? (Another host's lines could sit between.)"""
+    name = f" {host} ".encode()
+    data = chunk.data
+    first = int(group[0])
+    head = data[chunk.line_start(first) : first]
+    # Usually the host and tag end the prefix (" gb10 kernel: "): one vectorised comparison.
+    tail = head[head.find(name) :] if name in head else b""
+    if tail and chunk.all_preceded_by(group, tail):
+        return True
+    return all(data.find(name, data.rfind(b"\n", 0, xid) + 1, xid) >= 0 for xid in group.tolist())
