@@ -12,13 +12,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oomtrace.prefilter import ANCHORS, XID_ANCHOR
-from oomtrace.sources import chunks, textfile
+from oomtrace.sources import textfile
 from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import CORPUS, FIXTURES, ROOT, run
 
-pytestmark = pytest.mark.skipif(
-    not chunks.available(), reason="the chunk scan needs hyperscan and numpy (no wheel for this platform)"
-)
+# Dependencies on Linux x86_64 and aarch64; where they have no wheel, big files are read line by line.
+pytest.importorskip("hyperscan", reason="the chunk scan needs hyperscan (no wheel for this platform)")
+pytest.importorskip("numpy", reason="the chunk scan needs numpy (no wheel for this platform)")
+from oomtrace.sources import bigfile, chunks
+
 DEFAULT_CHUNK_BYTES = chunks.CHUNK_BYTES
 LOGS = sorted(FIXTURES.glob("*/kernel.log")) + (sorted(CORPUS.glob("**/*.txt")) if CORPUS.is_dir() else [])
 
@@ -33,7 +35,7 @@ def listing(log: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> dict:
 def records_read(log: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
     """(records the fast path hands to the grammar, lines in the file)."""
     monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")
-    monkeypatch.setattr(textfile, "HEAD_LINES", 5)
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
     source = KernelLogFile(str(log), zone=UTC)
     count = sum(1 for _ in source.records())
     assert source.lines_read is not None
@@ -79,6 +81,22 @@ def test_fast_path_on_a_generated_log_with_noise(
         assert records < 300 < xids[0]["count"]
 
 
+def test_without_the_scanning_libraries_every_line_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where hyperscan or numpy has no wheel, a big file is read line by line: slower, same answers.
+    sys.path.insert(0, str(ROOT / "bench"))
+    from make_log import write
+
+    log = tmp_path / "kern.log"
+    write(log, mib=1, reports=1)
+    fast = listing(log, True, monkeypatch)
+    monkeypatch.setattr(textfile, "_scanner_importable", lambda: False)
+    assert listing(log, True, monkeypatch) == fast
+    records, lines = records_read(log, monkeypatch)
+    assert records == lines
+
+
 XID = "NVRM: Xid (PCI:0000:{gpu:02x}:00): {code}, pid={pid}, name=python3, Ch 00000008"
 REPORT = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text()
 
@@ -116,7 +134,7 @@ def chatter(
 )
 def test_xid_counting_equals_reading(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 8192)
-    monkeypatch.setattr(textfile, "HEAD_LINES", 5)
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
     lines = chatter(10.0, 400, codes=(13, 31, 79) if case == "codes interleaved" else (13,))
     if case == "gap over an hour":
         lines += chatter(10.0 + 200 + 3601, 300) + chatter(10.0 + 200 + 3601 + 150 + 7300, 5)
@@ -148,7 +166,7 @@ def test_xid_counting_equals_reading(case: str, tmp_path: Path, monkeypatch: pyt
 def test_xid_counting_keeps_hosts_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A central syslog file: two hosts' Xids interleaved; each host keeps its own count.
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 8192)
-    monkeypatch.setattr(textfile, "HEAD_LINES", 5)
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
     log = tmp_path / "kern.log"
     with log.open("w") as out:
         for i, (uptime, message) in enumerate(chatter(10.0, 600)):
@@ -164,7 +182,7 @@ def test_xid_counting_with_a_host_in_every_line(
 ) -> None:
     # `journalctl -k > file` and kern.log name the host on every line: still counted, not read.
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 8192)
-    monkeypatch.setattr(textfile, "HEAD_LINES", 5)
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
     log = tmp_path / "kern.log"
     with log.open("w") as out:
         for i, (uptime, message) in enumerate(chatter(10.0, 600)):

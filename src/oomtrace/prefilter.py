@@ -2,13 +2,13 @@
 
 Every line that matters to an OOM story holds one of ANCHORS, or lies inside a report that an
 anchor opened (Mem-Info counters, zone lines, tasks-table rows, call frames hold none). The same
-rule serves `grep -F` over a big file and a line-by-line check over the journal, so every reader
-keeps the same lines.
+rule serves Hyperscan over a big file's chunks (sources/chunks.py) and a line-by-line check over
+the journal, so every reader keeps the same lines.
 """
 
 from __future__ import annotations
 
-# Literals, not patterns: `grep -F` searches them all at once and Python's `in` finds each fast.
+# Literals, not patterns: Hyperscan searches them all at once and Python's `in` finds each fast.
 ANCHORS = (
     "oom",  # invoked oom-killer, oom-kill:, oom_reaper, oom_score_adj, earlyoom, systemd-oomd, 'oom-kill'
     "OOM",  # "... killed by the OOM killer" (systemd)

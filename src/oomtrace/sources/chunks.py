@@ -11,6 +11,7 @@ whole scan. Numpy gives their offsets and codes as arrays, so their repeats can 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import threading
@@ -20,31 +21,26 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from oomtrace.prefilter import ANCHORS, XID_ANCHOR
+# Both ship wheels for Linux on x86_64 and aarch64. Where they are missing this module does not
+# import, and textfile reads every line instead.
+import hyperscan
+import numpy as np
 
-try:  # Both ship wheels for Linux x86_64 and aarch64; elsewhere the file is read line by line.
-    import hyperscan
-    import numpy as np
-except ImportError:  # pragma: no cover - depends on the platform
-    hyperscan = None  # type: ignore[assignment]
-    np = None  # type: ignore[assignment]
+from oomtrace.prefilter import ANCHORS, XID_ANCHOR
 
 CHUNK_BYTES = 2 << 20
 # mallopt parameter numbers (glibc's malloc.h).
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
-# Scanning threads, and chunks scanned ahead of the one being parsed: enough to keep two cores
-# busy while memory stays a few chunks whatever the file's size.
-SCAN_THREADS = 2
-READ_AHEAD = 4
+# Scanning threads (at most four: past that the parsing thread cannot keep up), and chunks
+# scanned ahead of the one being parsed: enough to keep the cores busy while memory stays a few
+# chunks whatever the file's size.
+SCAN_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+READ_AHEAD = 2 * SCAN_THREADS
 _XID = XID_ANCHOR.encode()
 # The Xid code follows the PCI address within this many bytes; its digits within _CODE_BYTES.
 _CLOSE_WITHIN = 48
 _CODE_BYTES = 8
-
-
-def available() -> bool:
-    return hyperscan is not None and np is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,14 +196,7 @@ class _Scanner:
         self.start = start
         self.size = size
         self.count = max(0, -(-(size - start) // CHUNK_BYTES))
-        literals = [anchor for anchor in ANCHORS if anchor != XID_ANCHOR]
-        self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self.database.compile(
-            expressions=[re.escape(literal).encode() for literal in literals],
-            ids=list(range(len(literals))),
-            elements=len(literals),
-            flags=[0] * len(literals),
-        )
+        self.database = _anchor_database()
         self._local = threading.local()  # each thread has its own _Workspace
 
     def scan(self, index: int) -> _Scanned:
@@ -268,6 +257,20 @@ class _Scanner:
             parts.append(block)
             position += len(block)
         return b"".join(parts)
+
+
+@functools.cache
+def _anchor_database() -> Any:
+    """Every anchor but the Xid one (numpy finds those), compiled once per process."""
+    literals = [anchor for anchor in ANCHORS if anchor != XID_ANCHOR]
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(
+        expressions=[re.escape(literal).encode() for literal in literals],
+        ids=list(range(len(literals))),
+        elements=len(literals),
+        flags=[0] * len(literals),
+    )
+    return database
 
 
 def _found(_id: int, _start: int, end: int, _flags: int, ends: object) -> None:

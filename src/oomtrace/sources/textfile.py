@@ -9,19 +9,13 @@ import lzma
 import os
 import stat
 import sys
-from collections.abc import Callable, Generator, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, tzinfo
 from typing import IO, Any
 
-from oomtrace.episodes import REPEAT_GAP_S
 from oomtrace.errors import InputError
-from oomtrace.events import EarlyWarning
-from oomtrace.parse import parse_record
-from oomtrace.prefilter import Prefilter
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
-from oomtrace.sources import chunks
 from oomtrace.sources.base import Source
 
 _JOURNAL_MAGIC = b"LPKSHHRH"
@@ -61,7 +55,9 @@ class KernelLogFile(Source):
     def records(self) -> Iterator[Record]:
         splitter = LineSplitter(self.name, zone=self.zone, reference=self._reference_time(), year=self.year)
         if _fast_path_fits(self.path):
-            yield from _fast_records(self, splitter)
+            from oomtrace.sources.bigfile import big_file_records
+
+            yield from big_file_records(self, splitter)
             return
         line_no = 0
         with self._open() as text:
@@ -177,13 +173,11 @@ def _looks_binary(head: bytes) -> bool:
 
 # Files at least this big are scanned in chunks first (OOMTRACE_FAST_MIN_BYTES overrides it).
 FAST_MIN_BYTES = 64 * 1024 * 1024
-# Lines always read in full at the start: the format, the first stamp.
-HEAD_LINES = 100
 
 
 def _fast_path_fits(path: str) -> bool:
     """A big, plain, seekable file, with the scanning libraries installed: worth the chunk scan."""
-    if path == "-" or not chunks.available():
+    if path == "-":
         return False
     minimum = int(os.environ.get("OOMTRACE_FAST_MIN_BYTES", FAST_MIN_BYTES))
     try:
@@ -195,162 +189,15 @@ def _fast_path_fits(path: str) -> bool:
     except OSError:
         return False
     compressed = any(head.startswith(magic) for magic, _ in _COMPRESSED)
-    return not compressed and not head.startswith(_JOURNAL_MAGIC) and not _looks_binary(head)
+    plain = not compressed and not head.startswith(_JOURNAL_MAGIC) and not _looks_binary(head)
+    return plain and _scanner_importable()
 
 
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace").rstrip("\r\n")
-
-
-def _fast_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[Record]:
-    """The head in full, then chunk by chunk only anchor lines, the reports they open, and Xids."""
-    prefilter = Prefilter()
-    line_no = 0
-    offset = 0
-    with open(source.path, "rb") as file:
-        for raw in file:
-            line_no += 1
-            offset += len(raw)
-            text = _decode(raw)
-            prefilter.wants(text)
-            yield from splitter.split(text, line_no)
-            if line_no >= HEAD_LINES and not prefilter.in_region:
-                break
-    reader = _ChunkReader(splitter, prefilter)
-    total = line_no
-    last: chunks.Chunk | None = None
-    for chunk in chunks.chunks(source.path, offset, line_no + 1):
-        source._report(chunk.offset)
-        yield from reader.read(chunk)
-        total = chunk.first_line - 1 + chunk.line_count
-        last = chunk
-    if last is not None and total > reader.last_line:
-        # The last line too, so the span the report states is the file's whole span.
-        tail = last.data.splitlines()
-        if tail:
-            yield from splitter.split(_decode(tail[-1]), total)
-    source.lines_read = total
-
-
-class _ChunkReader:
-    """Hands the lines of each chunk that matter to the splitter, in file order."""
-
-    def __init__(self, splitter: LineSplitter, prefilter: Prefilter) -> None:
-        self.splitter = splitter
-        self.prefilter = prefilter
-        self.last_line = 0
-
-    def read(self, chunk: chunks.Chunk) -> Iterator[Record]:
-        position = 0  # lines before this offset are dealt with
-        if self.prefilter.in_region:
-            position = yield from self._region(chunk, 0)
-        for start in chunk.anchor_lines:
-            if start < position:
-                continue  # inside a report read above
-            yield from self._xids(chunk, position, start)
-            raw, position = chunk.line_at(start)
-            text = _decode(raw)
-            if self.prefilter.wants(text):
-                yield from self._split(text, chunk.line_no(start))
-                if self.prefilter.in_region:
-                    position = yield from self._region(chunk, position)
-        yield from self._xids(chunk, position, len(chunk.data))
-
-    def _region(self, chunk: chunks.Chunk, position: int) -> Generator[Record, None, int]:
-        """The lines of a report, from `position` to its kill line or the chunk's end."""
-        line_no = chunk.line_no(position)
-        while position < len(chunk.data) and self.prefilter.in_region:
-            raw, position = chunk.line_at(position)
-            text = _decode(raw)
-            self.prefilter.wants(text)
-            yield from self._split(text, line_no)
-            line_no += 1
-        return position
-
-    def _split(self, text: str, line_no: int) -> list[Record]:
-        self.last_line = max(self.last_line, line_no)
-        return self.splitter.split(text, line_no)
-
-    def _xids(self, chunk: chunks.Chunk, low: int, high: int) -> Iterator[Record]:
-        """The Xid lines that start in [low, high) (both line starts): counted, or read."""
-        offsets, groups = chunk.xids_between(low, high)
-        if groups:
-            counted = self._count(chunk, groups)
-            if counted is not None:
-                yield from counted
-                return
-        known = None
-        for offset in offsets:
-            start = chunk.line_start(offset)
-            if known is not None and start == known[0]:
-                continue  # a second Xid on the same line
-            text = _decode(chunk.line_at(start)[0])
-            if self.prefilter.wants(text):
-                known = (start, chunk.line_no(start, known))
-                yield from self._split(text, known[1])
-
-    def _count(self, chunk: chunks.Chunk, groups: list[Any]) -> list[Record] | None:
-        """The first and last Xid line of each code, the last standing for the lines between.
-
-        None (and the splitter as it was) when counting could differ from reading every line:
-        lines of another host between, or a gap long enough to split the warning run.
-        """
-        picks: list[tuple[int, int]] = []  # (line start, lines it stands for before it)
-        for group in groups:
-            picks.append((chunk.line_start(int(group[0])), 0))
-            if len(group) > 1:
-                picks.append((chunk.line_start(int(group[-1])), len(group) - 2))
-        picks.sort()
-        saved = replace(self.splitter, _boot_ids=dict(self.splitter._boot_ids))
-        records: dict[int, Record] = {}
-        known = None
-        for start, _ in picks:
-            known = (start, chunk.line_no(start, known))
-            split = self.splitter.split(_decode(chunk.line_at(start)[0]), known[1])
-            if len(split) != 1:
-                break
-            records[start] = split[0]
-        else:
-            if all(_same_run(chunk, group, records) for group in groups):
-                self.last_line = max(self.last_line, *(record.line_no for record in records.values()))
-                return [
-                    replace(records[start], repeats=repeats) if repeats else records[start]
-                    for start, repeats in picks
-                ]
-        self.splitter = saved
-        return None
-
-
-def _same_run(chunk: chunks.Chunk, group: Any, records: dict[int, Record]) -> bool:
-    """Would every line of this group join one warning run, as reading them one by one would?"""
-    first = records[chunk.line_start(int(group[0]))]
-    last = records[chunk.line_start(int(group[-1]))]
-    event, last_event = parse_record(first), parse_record(last)
-    if not isinstance(event, EarlyWarning) or not isinstance(last_event, EarlyWarning):
+def _scanner_importable() -> bool:
+    """Are hyperscan and numpy there? Imported only now: most logs are small, and numpy alone
+    takes longer to import than reading a small log."""
+    try:
+        from oomtrace.sources import chunks  # noqa: F401
+    except ImportError:  # no wheel for this platform: every line is read, same answers
         return False
-    if (event.kind, event.key, first.host) != (last_event.kind, last_event.key, last.host):
-        return False
-    if first.host is not None and not _all_name_host(chunk, group, first.host):
-        return False
-    a, b = first.stamp, last.stamp
-    if a.wall is not None and b.wall is not None:
-        gap = (b.wall - a.wall).total_seconds()
-    elif a.uptime is not None and b.uptime is not None and a.boot == b.boot:
-        gap = b.uptime - a.uptime
-    else:
-        return a.wall is None and a.uptime is None and b.wall is None and b.uptime is None
-    # Lines in between can only be closer together than the span from first to last.
-    return 0 <= gap <= REPEAT_GAP_S
-
-
-def _all_name_host(chunk: chunks.Chunk, group: Any, host: str) -> bool:
-    """Does every Xid line of the group come from `host`? (Another host's lines could sit between.)"""
-    name = f" {host} ".encode()
-    data = chunk.data
-    first = int(group[0])
-    head = data[chunk.line_start(first) : first]
-    # Usually the host and tag end the prefix (" gb10 kernel: "): one vectorised comparison.
-    tail = head[head.find(name) :] if name in head else b""
-    if tail and chunk.all_preceded_by(group, tail):
-        return True
-    return all(data.find(name, data.rfind(b"\n", 0, xid) + 1, xid) >= 0 for xid in group.tolist())
+    return True
