@@ -109,7 +109,7 @@ class _ChunkReader:
                 yield from counted
                 return
         known = None
-        for offset in offsets:
+        for offset in offsets.tolist():
             start = chunk.line_start(offset)
             if known is not None and start == known[0]:
                 continue  # a second Xid on the same line

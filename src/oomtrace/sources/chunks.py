@@ -77,12 +77,16 @@ class Chunk:
             return self.first_line + data.count(b"\n", 0, offset)
         return self.first_line + self.newline_count - data.count(b"\n", offset)
 
-    def xids_between(self, low: int, high: int) -> tuple[list[int], list[Any] | None]:
+    def xids_between(self, low: int, high: int) -> tuple[Any, list[Any] | None]:
         """The Xid anchors on the lines that start in [low, high) (both line starts): their
-        offsets, and the same grouped by code (None when the codes could not be read)."""
+        offsets, and the same grouped by code (None when the codes could not be read); numpy
+        arrays."""
+        if low == 0 and high >= len(self.data):  # the usual case: a chunk with no anchor line
+            groups = list(self.xid_groups) if self.xid_groups is not None else None
+            return self.xid_starts, groups
         first, stop = (int(i) for i in np.searchsorted(self.xid_starts, (low, high)))
-        offsets = self.xid_starts[first:stop].tolist()
-        if self.xid_groups is None or not offsets:
+        offsets = self.xid_starts[first:stop]
+        if self.xid_groups is None or not len(offsets):
             return offsets, None
         groups = [
             group[np.searchsorted(group, low) : np.searchsorted(group, high)] for group in self.xid_groups
