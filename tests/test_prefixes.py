@@ -200,3 +200,15 @@ def test_zone_less_stamps_take_the_given_zone() -> None:
 )
 def test_month_names(name: str, number: int | None) -> None:
     assert month_number(name) == number
+
+
+def test_rollback_undoes_lines_read_ahead() -> None:
+    # The big-file reader reads a few lines ahead to decide whether to count Xid repeats, and
+    # undoes them when it reads the lines one by one instead.
+    splitter = LineSplitter("k", zone=UTC)
+    splitter.split("[  500.000000] first", 1)
+    state = splitter.checkpoint()
+    assert splitter.split("[   10.000000] after a reboot", 2)[0].stamp.boot == 1
+    splitter.rollback(state)
+    assert splitter.split("[  600.000000] same boot", 2)[0].stamp.boot == 0
+    assert splitter.split("continuation", 3)[0].stamp.uptime == 600.0

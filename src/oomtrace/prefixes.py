@@ -83,6 +83,14 @@ class LineSplitter:
     _last_uptime: float | None = None
     _boot_ids: dict[str, int] = field(default_factory=dict)
 
+    def checkpoint(self) -> tuple[object, ...]:
+        """The state that reading lines changes, to undo lines read ahead (see `rollback`)."""
+        return (self._previous, self._boot, self._last_uptime, dict(self._boot_ids))
+
+    def rollback(self, state: tuple[object, ...]) -> None:
+        self._previous, self._boot, self._last_uptime, boot_ids = state  # type: ignore[assignment]
+        self._boot_ids = dict(boot_ids)  # type: ignore[call-overload]
+
     def split(self, line: str, line_no: int) -> list[Record]:
         """Records for one input line: usually one; several for `#012`-joined rsyslog lines."""
         line = line.rstrip("\r\n")

@@ -130,7 +130,7 @@ class _ChunkReader:
             if len(group) > 1:
                 picks.append((chunk.line_start(int(group[-1])), len(group) - 2))
         picks.sort()
-        saved = replace(self.splitter, _boot_ids=dict(self.splitter._boot_ids))
+        saved = self.splitter.checkpoint()
         records: dict[int, Record] = {}
         known = None
         for start, _ in picks:
@@ -146,7 +146,7 @@ class _ChunkReader:
                     replace(records[start], repeats=repeats) if repeats else records[start]
                     for start, repeats in picks
                 ]
-        self.splitter = saved
+        self.splitter.rollback(saved)
         return None
 
 
