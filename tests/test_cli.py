@@ -113,6 +113,34 @@ def test_compressed_logs(tmp_path: Path, suffix: str, opener) -> None:  # type: 
     assert why_json("llama-server", "-k", str(packed))["episode"]["victim"]["pid"] == 1966928
 
 
+@pytest.mark.parametrize(("suffix", "opener"), [(".gz", gzip.open), (".xz", lzma.open)])
+def test_a_cut_compressed_log_keeps_what_came_before_the_cut(  # type: ignore[no-untyped-def]
+    tmp_path: Path, suffix: str, opener
+) -> None:
+    # A rotated log copied while it was being written: the story before the cut is all there.
+    noise = "".join(f"[{200 + i}.000000] usb 1-1: new device number {i}\n" for i in range(20000))
+    packed = tmp_path / f"kern.log{suffix}"
+    with opener(packed, "wb") as out:
+        out.write(SEED000.read_bytes() + noise.encode())
+    packed.write_bytes(packed.read_bytes()[: packed.stat().st_size * 9 // 10])
+    story = why_json("llama-server", "-k", str(packed))
+    assert story["episode"]["victim"]["pid"] == 1966928
+    [problem] = story["source"]["problems"]
+    assert problem["name"] == str(packed) and problem["problem"].startswith("cut short after line ")
+    for fmt in ("text", "markdown"):
+        result = run("list", "-k", str(packed), "--format", fmt)
+        assert result.exit_code == 0, result.output
+        assert "cut short after line" in " ".join(result.stdout.split())
+
+
+def test_a_compressed_log_damaged_from_the_start_is_refused(tmp_path: Path) -> None:
+    packed = tmp_path / "kern.log.gz"
+    packed.write_bytes(gzip.compress(SEED000.read_bytes())[:12] + b"\xff" * 4000)
+    result = run("list", "-k", str(packed))
+    assert result.exit_code == 2
+    assert "cannot decompress" in result.stderr and "Traceback" not in result.output
+
+
 def test_standard_input() -> None:
     result = run("why", "llama-server", "-k", "-", "--format", "json", input=SEED000.read_bytes())
     assert result.exit_code == 0, result.output

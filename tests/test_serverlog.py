@@ -158,3 +158,15 @@ def test_clean_shutdown_is_an_answer(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     assert json.loads(result.stdout)["cause"] == "clean-exit"
+
+
+def test_a_cut_compressed_server_log_is_refused_with_the_reason(tmp_path: Path) -> None:
+    # Its ending is what tells how the server ended, and a cut file has lost it: say so.
+    packed = tmp_path / "llama.log.gz"
+    lines = "".join(f"2026-11-14T13:0{i % 10}:00Z slot update {i}\n" for i in range(30000))
+    packed.write_bytes(gzip.compress(lines.encode())[:-2000])
+    seed000 = FIXTURES / "seed000_llama_server_gb10"
+    result = run("why", "llama-server", "-k", str(seed000 / "kernel.log"), "--server-log", str(packed))
+    assert result.exit_code == 2
+    assert "cannot read" in result.stderr and "to its end" in result.stderr
+    assert "Traceback" not in result.output

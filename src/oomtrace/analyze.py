@@ -27,6 +27,8 @@ def analyze(sources: Iterable[Source], progress: Progress | None = None) -> Anal
         if lines is not None:
             # A prefiltered source read only some lines; the summary states them all.
             builder.set_record_count(source.name, lines)
+        if source.problem is not None:
+            builder.set_problem(source.name, source.problem)
     analysis = builder.finish()
     for summary in analysis.sources:
         if summary.records and not summary.recognised and not summary.events:

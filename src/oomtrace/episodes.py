@@ -147,6 +147,10 @@ class EpisodeBuilder:
         """The number of lines a prefiltered source holds (it fed only those that matter)."""
         self._sources.setdefault(source, _new_source_info("file"))["records"] = count
 
+    def set_problem(self, source: str, problem: str) -> None:
+        """Why a source was not read to its end: the summary says so."""
+        self._sources.setdefault(source, _new_source_info("file"))["problem"] = problem
+
     def feed(self, record: Record, event: ev.Event | None) -> None:
         self._seq += 1
         self._note_span(record)
@@ -402,6 +406,7 @@ class EpisodeBuilder:
             events=int(info["events"]),  # type: ignore[call-overload]
             first=moment(info["first"]),
             last=moment(info["last"]),
+            problem=str(info["problem"]) if info.get("problem") is not None else None,
         )
 
     def _draft_moment(self, draft: _Draft) -> Moment:

@@ -221,6 +221,8 @@ class SourceSummary:
     """Records that were part of an OOM story (report lines, kills, warnings)."""
     first: Moment | None
     last: Moment | None
+    problem: str | None = None
+    """Why reading stopped before the source's end (a cut compressed file), if it did."""
 
 
 @dataclass(frozen=True, slots=True)

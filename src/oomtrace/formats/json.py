@@ -249,6 +249,7 @@ def source_json(analysis: Analysis) -> dict[str, Any]:
         "records": sum(s.records for s in sources),
         "first": moment_json(firsts[0]) if firsts else None,
         "last": moment_json(lasts[-1]) if lasts else None,
+        "problems": [{"name": s.name, "problem": s.problem} for s in sources if s.problem],
         "unparsed_oom_lines": analysis.unparsed_count,
         "unparsed_samples": [asdict(u) for u in analysis.unparsed[:10]],
     }

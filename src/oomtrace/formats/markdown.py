@@ -171,7 +171,9 @@ def _footer(analysis: Analysis) -> str:
     first, last = analysis.span()
     span = f", {clock(first)} to {clock(last)}" if first and last else ""
     records = sum(s.records for s in analysis.sources)
-    return f"<sub>oomtrace {__version__} read {text(_names(analysis))} ({records} lines{text(span)}).</sub>"
+    problems = "".join(f" {text(s.name)}: {text(s.problem)}." for s in analysis.sources if s.problem)
+    read = f"read {text(_names(analysis))} ({records} lines{text(span)})."
+    return f"<sub>oomtrace {__version__} {read}{problems}</sub>"
 
 
 def _story(story: Story) -> str:

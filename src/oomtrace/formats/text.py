@@ -350,7 +350,8 @@ def _summary_line(analysis: Analysis) -> str:
         f"; {analysis.unparsed_count} OOM-looking line(s) not understood" if analysis.unparsed_count else ""
     )
     unit = "entries" if analysis.sources and all(s.kind == "journal" for s in analysis.sources) else "lines"
-    return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}."
+    problems = "".join(f" {s.name}: {s.problem}." for s in analysis.sources if s.problem)
+    return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}.{problems}"
 
 
 def _list_time(episode: Episode) -> str:

@@ -16,6 +16,8 @@ class Source(ABC):
     kind: str
     progress: Callable[[int], None] | None = None
     """Called now and then with how far reading has come (bytes, or entries for a journal)."""
+    problem: str | None = None
+    """Why reading stopped before the end (a cut or damaged compressed file), if it did."""
 
     def size(self) -> int | None:
         """How far `progress` will go (bytes), when known."""

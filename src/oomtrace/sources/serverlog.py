@@ -10,7 +10,7 @@ from datetime import datetime, timezone, tzinfo
 
 from oomtrace.errors import InputError
 from oomtrace.serverlines import PlanItem, ending_of, plan_items, stamp_of
-from oomtrace.sources.textfile import open_text
+from oomtrace.sources.textfile import DAMAGED, open_text
 
 _KEEP_LAST = 200
 
@@ -35,7 +35,14 @@ def read_server_log(path: str, zone: tzinfo, year: int | None = None) -> ServerL
     reference_year = year or (mtime.year if mtime else datetime.now(zone).year)
     with open_text(path, what="server log") as text:
         lines = ((line.rstrip("\n"), stamp_of(line, zone, reference_year).time) for line in text)
-        facts = summarize(path, lines, mtime.astimezone(zone) if mtime else None)
+        try:
+            facts = summarize(path, lines, mtime.astimezone(zone) if mtime else None)
+        except DAMAGED as error:
+            # Unlike a kernel log, a server log is read for its ending, and that is what is lost.
+            raise InputError(
+                f"cannot read {path} to its end: {error}",
+                hint="its last lines, which tell how the server ended, are lost; pass an intact copy",
+            ) from None
     if facts.lines == 0:
         raise InputError(f"{path} is empty", hint="pass the server's own log (stdout/stderr capture)")
     return facts

@@ -9,6 +9,7 @@ import lzma
 import os
 import stat
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, tzinfo
 from typing import IO, Any
@@ -24,6 +25,8 @@ _COMPRESSED: tuple[tuple[bytes, Callable[..., Any]], ...] = (
     (b"\xfd7zXZ\x00", lzma.open),
     (b"BZh", bz2.open),
 )
+# What a cut or damaged compressed file raises part-way through.
+DAMAGED = (EOFError, OSError, lzma.LZMAError, zlib.error)
 # Share of NUL and other control bytes in the first block above which a file is binary.
 _BINARY_SHARE = 0.10
 
@@ -61,10 +64,17 @@ class KernelLogFile(Source):
             return
         line_no = 0
         with self._open() as text:
-            for line_no, line in enumerate(text, start=1):
-                yield from splitter.split(line, line_no)
-                if not line_no & 0xFFFF:
-                    self._report(_position(text))
+            try:
+                for line_no, line in enumerate(text, start=1):
+                    yield from splitter.split(line, line_no)
+                    if not line_no & 0xFFFF:
+                        self._report(_position(text))
+            except DAMAGED as error:
+                # A rotated log copied while being written, a disk that filled up: keep every
+                # line before the damage and say where reading stopped.
+                if line_no == 0:
+                    raise InputError(f"cannot decompress {self.name}: {error}") from None
+                self.problem = f"cut short after line {line_no} ({error})"
         self.lines_read = line_no  # rsyslog's #012 makes several records of one line
         if line_no == 0:
             raise InputError(
@@ -156,7 +166,7 @@ def _position(text: IO[str]) -> int:
 def _safe_peek(raw: io.BufferedReader, name: str) -> bytes:
     try:
         return raw.peek(8192)[:8192]
-    except (OSError, EOFError, lzma.LZMAError) as error:
+    except DAMAGED as error:
         raise InputError(f"cannot decompress {name}: {error}") from None
 
 
