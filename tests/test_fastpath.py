@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
 import json
+import lzma
 import sys
 from datetime import UTC
 from pathlib import Path
@@ -95,6 +99,46 @@ def test_without_the_scanning_libraries_every_line_is_read(
     assert listing(log, True, monkeypatch) == fast
     records, lines = records_read(log, monkeypatch)
     assert records == lines
+
+
+@pytest.mark.parametrize(("suffix", "opener"), [(".gz", gzip.open), (".xz", lzma.open), (".bz2", bz2.open)])
+def test_compressed_big_files_are_scanned_too(  # type: ignore[no-untyped-def]
+    suffix: str, opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Rotated logs are compressed: they go through the same chunk scan, fed by the decompressor.
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 65536)
+    sys.path.insert(0, str(ROOT / "bench"))
+    from make_log import write
+
+    plain = tmp_path / "kern.log"
+    write(plain, mib=2, reports=2)
+    packed = tmp_path / f"kern.log{suffix}"
+    with opener(packed, "wb") as out:
+        out.write(plain.read_bytes())
+    fast = assert_same(packed, monkeypatch)
+    assert len(fast["episodes"]) == 2 and fast["source"]["problems"] == []
+    records, lines = records_read(packed, monkeypatch)
+    assert records < lines / 20
+
+
+@pytest.mark.parametrize(("suffix", "opener"), [(".gz", gzip.open), (".xz", lzma.open)])
+def test_a_cut_compressed_big_file_keeps_the_same_lines(  # type: ignore[no-untyped-def]
+    suffix: str, opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 65536)
+    sys.path.insert(0, str(ROOT / "bench"))
+    from make_log import write
+
+    plain = tmp_path / "kern.log"
+    write(plain, mib=2, reports=2)
+    packed = tmp_path / f"kern.log{suffix}"
+    with opener(packed, "wb") as out:
+        out.write(plain.read_bytes())
+    packed.write_bytes(packed.read_bytes()[: packed.stat().st_size // 2])
+    fast = assert_same(packed, monkeypatch)
+    [problem] = fast["source"]["problems"]
+    assert problem["problem"].startswith("cut short after line ")
+    assert len(fast["episodes"]) == 1  # the first report is before the cut, the second after
 
 
 XID = "NVRM: Xid (PCI:0000:{gpu:02x}:00): {code}, pid={pid}, name=python3, Ch 00000008"
@@ -253,6 +297,12 @@ def test_chunks_match_a_naive_reading(
                 assert len(codes) == 1
         seen.append(chunk.data)
     assert b"".join(seen) == data[start:]
+    streamed = list(chunks.stream_chunks(io.BytesIO(data[start:]), start, head + 1))
+    assert b"".join(c.data for c in streamed) == data[start:]
+    assert [(c.first_line, c.newline_count) for c in streamed][:1] == [(head + 1, streamed[0].newline_count)]
+    assert sum(c.newline_count for c in streamed) == data[start:].count(b"\n")
+    assert [c.offset + a for c in streamed for a in c.anchor_lines] == anchor_lines
+    assert [c.offset + int(x) for c in streamed for x in c.xid_starts] == xid_starts
     literals = [a.encode() for a in ANCHORS if a != XID_ANCHOR]
     expected_anchor_lines, offset = [], start
     for raw in data[start:].split(b"\n"):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import lzma
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from oomtrace.records import Record
+
+# What a cut or damaged compressed file raises part-way through (gzip, xz, bz2).
+DAMAGED = (EOFError, OSError, lzma.LZMAError, zlib.error)
 
 
 class Source(ABC):

@@ -13,12 +13,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from oomtrace.episodes import REPEAT_GAP_S
+from oomtrace.errors import InputError
 from oomtrace.events import EarlyWarning
 from oomtrace.parse import parse_record
 from oomtrace.prefilter import Prefilter
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources import chunks
+from oomtrace.sources.base import DAMAGED
+from oomtrace.sources.textfile import bytes_position, open_bytes
 
 if TYPE_CHECKING:
     from oomtrace.sources.textfile import KernelLogFile
@@ -31,34 +34,45 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").rstrip("\r\n")
 
 
-def big_file_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[Record]:
+def big_file_records(source: KernelLogFile, splitter: LineSplitter, compressed: bool) -> Iterator[Record]:
     """The head in full, then chunk by chunk only anchor lines, the reports they open, and Xids."""
     prefilter = Prefilter()
     line_no = 0
     offset = 0
-    with open(source.path, "rb") as file:
-        for raw in file:
-            line_no += 1
-            offset += len(raw)
-            text = _decode(raw)
-            prefilter.wants(text)
-            yield from splitter.split(text, line_no)
-            if line_no >= HEAD_LINES and not prefilter.in_region:
-                break
+    total = 0
     reader = _ChunkReader(splitter, prefilter)
-    total = line_no
     last: chunks.Chunk | None = None
-    for chunk in chunks.chunks(source.path, offset, line_no + 1):
-        source._report(chunk.offset)
-        yield from reader.read(chunk)
-        total = chunk.first_line - 1 + chunk.line_count
-        last = chunk
+    with open_bytes(source.path) as stream:
+        try:
+            for raw in stream:
+                line_no += 1
+                offset += len(raw)
+                text = _decode(raw)
+                prefilter.wants(text)
+                yield from splitter.split(text, line_no)
+                if line_no >= HEAD_LINES and not prefilter.in_region:
+                    break
+            total = line_no
+            if compressed:
+                pieces = chunks.stream_chunks(stream, offset, line_no + 1)
+            else:
+                pieces = chunks.chunks(source.path, offset, line_no + 1)
+            for chunk in pieces:
+                source._report(bytes_position(stream) if compressed else chunk.offset)
+                yield from reader.read(chunk)
+                total = chunk.first_line - 1 + chunk.line_count
+                last = chunk
+        except DAMAGED as error:
+            # A cut or damaged compressed file: keep every line before the damage.
+            if line_no == 0:
+                raise InputError(f"cannot decompress {source.name}: {error}") from None
+            source.problem = f"cut short after line {max(total, line_no)} ({error})"
     if last is not None and total > reader.last_line:
         # The last line too, so the span the report states is the file's whole span.
         tail = last.data.splitlines()
         if tail:
             yield from splitter.split(_decode(tail[-1]), total)
-    source.lines_read = total
+    source.lines_read = max(total, line_no)
 
 
 class _ChunkReader:

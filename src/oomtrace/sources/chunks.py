@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 # Both ship wheels for Linux on x86_64 and aarch64. Where they are missing this module does not
 # import, and textfile reads every line instead.
@@ -27,6 +27,7 @@ import hyperscan
 import numpy as np
 
 from oomtrace.prefilter import ANCHORS, XID_ANCHOR
+from oomtrace.sources.base import DAMAGED
 
 CHUNK_BYTES = 2 << 20
 # mallopt parameter numbers (glibc's malloc.h).
@@ -119,16 +120,67 @@ def chunks(path: str, start: int, first_line: int) -> Iterator[Chunk]:
         size = os.fstat(file.fileno()).st_size
         # Each thread reads its own chunk with pread (no shared file position, no mapping: a
         # mapped file would count towards our resident memory as it is read).
-        scanner = _Scanner(file.fileno(), start, size)
+        reader = _FileReader(file.fileno(), start, size)
         with ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="oomtrace-scan") as pool:
             pending: deque[Future[_Scanned]] = deque()
             line = first_line
-            for index in range(scanner.count):
-                pending.append(pool.submit(scanner.scan, index))
+            for index in range(reader.count):
+                pending.append(pool.submit(reader.scan, index))
                 if len(pending) >= READ_AHEAD:
                     line = yield from _take(pending, line)
             while pending:
                 line = yield from _take(pending, line)
+
+
+class _Stream(Protocol):
+    def read1(self, size: int = ..., /) -> bytes: ...
+
+
+def stream_chunks(stream: _Stream, offset: int, first_line: int) -> Iterator[Chunk]:
+    """The rest of a stream (a decompressor) from `offset` in it, chunk by chunk: read here, in
+    order, and scanned in the pool's threads. When a read fails (a cut or damaged compressed
+    file), every whole line before the damage is yielded first, then the error is raised."""
+    _keep_freed_memory()
+    with ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="oomtrace-scan") as pool:
+        pending: deque[Future[_Scanned]] = deque()
+        line = first_line
+        carry = b""  # the start of a line whose end is in the next block
+        failure: BaseException | None = None
+        while failure is None:
+            block, failure = _read_block(stream)
+            if not block:
+                break
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            carry, data = data[cut:], data[:cut]
+            if data:
+                pending.append(pool.submit(_scan, offset, data))
+                offset += len(data)
+            if len(pending) >= READ_AHEAD:
+                line = yield from _take(pending, line)
+        if carry and failure is None:  # a last line with no newline (a cut one is dropped)
+            pending.append(pool.submit(_scan, offset, carry))
+        while pending:
+            line = yield from _take(pending, line)
+        if failure is not None:
+            raise failure
+
+
+def _read_block(stream: _Stream) -> tuple[bytes, BaseException | None]:
+    """About CHUNK_BYTES of the stream, and the error that stopped it early, if one did (what was
+    read before it is kept: one read() of the whole block would drop it with the error)."""
+    parts: list[bytes] = []
+    size = 0
+    try:
+        while size < CHUNK_BYTES:
+            piece = stream.read1(CHUNK_BYTES - size)
+            if not piece:
+                break
+            parts.append(piece)
+            size += len(piece)
+    except DAMAGED as error:
+        return b"".join(parts), error
+    return b"".join(parts), None
 
 
 def _keep_freed_memory() -> None:
@@ -187,8 +239,8 @@ class _Workspace:
     flags: Any
 
 
-class _Scanner:
-    """Reads and scans chunk number i, in any of the pool's threads.
+class _FileReader:
+    """Reads and scans chunk number i of a file, in any of the pool's threads.
 
     Chunk i holds the lines that start in [start + i * CHUNK_BYTES, start + (i + 1) * CHUNK_BYTES),
     so each thread finds its chunk's edges by itself: a line that is longer than a chunk belongs
@@ -200,37 +252,9 @@ class _Scanner:
         self.start = start
         self.size = size
         self.count = max(0, -(-(size - start) // CHUNK_BYTES))
-        self.database = _anchor_database()
-        self._local = threading.local()  # each thread has its own _Workspace
 
     def scan(self, index: int) -> _Scanned:
-        offset, data = self._read(self.start + index * CHUNK_BYTES)
-        work = self._workspace(len(data))
-        ends: list[int] = []
-        if data:
-            self.database.scan(data, match_event_handler=_found, context=ends, scratch=work.scratch)
-        array = np.frombuffer(data, dtype=np.uint8)
-        newlines = np.equal(array, ord("\n"), out=work.newlines[: len(data)])
-        xids = _xid_starts(array, work.flags[: len(data)])
-        return _Scanned(
-            offset=offset,
-            data=data,
-            newline_count=int(np.count_nonzero(newlines)),
-            anchor_lines=tuple(sorted({data.rfind(b"\n", 0, end) + 1 for end in ends})),
-            xid_starts=xids,
-            xid_groups=_xid_groups(array, newlines, xids),
-        )
-
-    def _workspace(self, size: int) -> _Workspace:
-        """This thread's scratch space, big enough for `size` bytes (reused: fresh buffers for
-        every chunk would cost a page fault per 4 KiB, more than the scan itself)."""
-        work: _Workspace | None = getattr(self._local, "work", None)
-        if work is None or len(work.flags) < size:
-            scratch = work.scratch if work is not None else hyperscan.Scratch(self.database)
-            capacity = max(size, CHUNK_BYTES + (1 << 16))
-            work = _Workspace(scratch, np.empty(capacity, dtype=bool), np.empty(capacity, dtype=bool))
-            self._local.work = work
-        return work
+        return _scan(*self._read(self.start + index * CHUNK_BYTES))
 
     def _read(self, begin: int) -> tuple[int, bytes]:
         """(file offset, bytes) of the lines that start in this chunk's range, whole."""
@@ -261,6 +285,40 @@ class _Scanner:
             parts.append(block)
             position += len(block)
         return b"".join(parts)
+
+
+def _scan(offset: int, data: bytes) -> _Scanned:
+    """What the chunk at `offset` holds: anchor lines (Hyperscan), newlines and Xids (numpy)."""
+    work = _workspace(len(data))
+    ends: list[int] = []
+    if data:
+        _anchor_database().scan(data, match_event_handler=_found, context=ends, scratch=work.scratch)
+    array = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.equal(array, ord("\n"), out=work.newlines[: len(data)])
+    xids = _xid_starts(array, work.flags[: len(data)])
+    return _Scanned(
+        offset=offset,
+        data=data,
+        newline_count=int(np.count_nonzero(newlines)),
+        anchor_lines=tuple(sorted({data.rfind(b"\n", 0, end) + 1 for end in ends})),
+        xid_starts=xids,
+        xid_groups=_xid_groups(array, newlines, xids),
+    )
+
+
+_threads = threading.local()  # each scanning thread keeps its own _Workspace
+
+
+def _workspace(size: int) -> _Workspace:
+    """This thread's scratch space, big enough for `size` bytes (reused: fresh buffers for every
+    chunk would cost a page fault per 4 KiB, more than the scan itself)."""
+    work: _Workspace | None = getattr(_threads, "work", None)
+    if work is None or len(work.flags) < size:
+        scratch = work.scratch if work is not None else hyperscan.Scratch(_anchor_database())
+        capacity = max(size, CHUNK_BYTES + (1 << 16))
+        work = _Workspace(scratch, np.empty(capacity, dtype=bool), np.empty(capacity, dtype=bool))
+        _threads.work = work
+    return work
 
 
 @functools.cache

@@ -10,7 +10,8 @@ from datetime import datetime, timezone, tzinfo
 
 from oomtrace.errors import InputError
 from oomtrace.serverlines import PlanItem, ending_of, plan_items, stamp_of
-from oomtrace.sources.textfile import DAMAGED, open_text
+from oomtrace.sources.base import DAMAGED
+from oomtrace.sources.textfile import open_text
 
 _KEEP_LAST = 200
 

@@ -9,7 +9,6 @@ import lzma
 import os
 import stat
 import sys
-import zlib
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, tzinfo
 from typing import IO, Any
@@ -17,7 +16,7 @@ from typing import IO, Any
 from oomtrace.errors import InputError
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
-from oomtrace.sources.base import Source
+from oomtrace.sources.base import DAMAGED, Source
 
 _JOURNAL_MAGIC = b"LPKSHHRH"
 _COMPRESSED: tuple[tuple[bytes, Callable[..., Any]], ...] = (
@@ -25,8 +24,6 @@ _COMPRESSED: tuple[tuple[bytes, Callable[..., Any]], ...] = (
     (b"\xfd7zXZ\x00", lzma.open),
     (b"BZh", bz2.open),
 )
-# What a cut or damaged compressed file raises part-way through.
-DAMAGED = (EOFError, OSError, lzma.LZMAError, zlib.error)
 # Share of NUL and other control bytes in the first block above which a file is binary.
 _BINARY_SHARE = 0.10
 
@@ -57,10 +54,11 @@ class KernelLogFile(Source):
 
     def records(self) -> Iterator[Record]:
         splitter = LineSplitter(self.name, zone=self.zone, reference=self._reference_time(), year=self.year)
-        if _fast_path_fits(self.path):
+        big = _big_file(self.path)
+        if big is not None:
             from oomtrace.sources.bigfile import big_file_records
 
-            yield from big_file_records(self, splitter)
+            yield from big_file_records(self, splitter, compressed=big == "compressed")
             return
         line_no = 0
         with self._open() as text:
@@ -103,12 +101,23 @@ class KernelLogFile(Source):
 
 def open_text(path: str, what: str = "kernel log") -> IO[str]:
     """A text stream over a log file or `-`, decompressed, refusing journals and binaries."""
+    # Only \n ends a line: a lone \r inside a name stays in it (and is shown inert).
+    return io.TextIOWrapper(open_bytes(path, what), encoding="utf-8", errors="replace", newline="\n")
+
+
+# A log's bytes: a buffered file, or a decompressor (itself buffered: no second buffer over it,
+# whose read() would drop the lines before a cut along with the error).
+LogBytes = io.BufferedReader | gzip.GzipFile | lzma.LZMAFile | bz2.BZ2File
+
+
+def open_bytes(path: str, what: str = "kernel log") -> LogBytes:
+    """The bytes of a log file or `-`, decompressed, refusing journals and binaries."""
     name = "<stdin>" if path == "-" else path
-    raw = _open_binary(path)
+    raw: LogBytes = _open_binary(path)
     head = raw.peek(8192)[:8192]
     for magic, opener in _COMPRESSED:
         if head.startswith(magic):
-            raw = io.BufferedReader(opener(raw, "rb"))
+            raw = opener(raw, "rb")
             head = _safe_peek(raw, name)
             break
     if head.startswith(_JOURNAL_MAGIC):
@@ -125,8 +134,7 @@ def open_text(path: str, what: str = "kernel log") -> IO[str]:
             if what == "kernel log"
             else "pass the server's own log (its captured stdout/stderr)",
         )
-    # Only \n ends a line: a lone \r inside a name stays in it (and is shown inert).
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="\n")
+    return raw
 
 
 def _open_binary(path: str) -> io.BufferedReader:
@@ -154,7 +162,11 @@ def _open_binary(path: str) -> io.BufferedReader:
 
 def _position(text: IO[str]) -> int:
     """Bytes read so far from the file under a text stream (compressed: of the compressed file)."""
-    buffer = getattr(text, "buffer", None)
+    return bytes_position(getattr(text, "buffer", None))
+
+
+def bytes_position(buffer: Any) -> int:
+    """Bytes read so far from the file under a byte stream (compressed: of the compressed file)."""
     raw = getattr(buffer, "raw", buffer)
     inner = getattr(raw, "fileobj", None) or getattr(raw, "_fp", None) or raw
     try:
@@ -163,7 +175,7 @@ def _position(text: IO[str]) -> int:
         return 0
 
 
-def _safe_peek(raw: io.BufferedReader, name: str) -> bytes:
+def _safe_peek(raw: LogBytes, name: str) -> bytes:
     try:
         return raw.peek(8192)[:8192]
     except DAMAGED as error:
@@ -183,24 +195,30 @@ def _looks_binary(head: bytes) -> bool:
 
 # Files at least this big are scanned in chunks first (OOMTRACE_FAST_MIN_BYTES overrides it).
 FAST_MIN_BYTES = 64 * 1024 * 1024
+# A compressed kernel log holds about this many times its size (gzip makes them 8 to 12 times
+# smaller): the size the rule above applies to.
+COMPRESSION_GUESS = 8
 
 
-def _fast_path_fits(path: str) -> bool:
-    """A big, plain, seekable file, with the scanning libraries installed: worth the chunk scan."""
+def _big_file(path: str) -> str | None:
+    """ "plain" or "compressed" for a file worth the chunk scan (big, with the scanning libraries
+    installed); None to read it line by line."""
     if path == "-":
-        return False
+        return None
     minimum = int(os.environ.get("OOMTRACE_FAST_MIN_BYTES", FAST_MIN_BYTES))
     try:
         info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size < minimum:
-            return False
         with open(path, "rb") as probe:
             head = probe.read(8192)
     except OSError:
-        return False
+        return None
     compressed = any(head.startswith(magic) for magic, _ in _COMPRESSED)
-    plain = not compressed and not head.startswith(_JOURNAL_MAGIC) and not _looks_binary(head)
-    return plain and _scanner_importable()
+    size = info.st_size * (COMPRESSION_GUESS if compressed else 1)
+    if not stat.S_ISREG(info.st_mode) or size < minimum or not _scanner_importable():
+        return None
+    if not compressed and (head.startswith(_JOURNAL_MAGIC) or _looks_binary(head)):
+        return None  # refused with its reason by the line-by-line reader
+    return "compressed" if compressed else "plain"
 
 
 def _scanner_importable() -> bool:
