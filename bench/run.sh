@@ -17,6 +17,8 @@ mkdir -p "$OUT"
 [ -f "$OUT/kern-100m.log" ] || "$PYTHON" bench/make_log.py "$OUT/kern-100m.log" --mib 100
 [ -f "$OUT/kern-1g.log" ] || "$PYTHON" bench/make_log.py "$OUT/kern-1g.log" --mib 1024
 [ -f "$OUT/journalctl-1g.log" ] || "$PYTHON" bench/make_log.py "$OUT/journalctl-1g.log" --mib 1024 --style journalctl
+# A rotated log, compressed as logrotate does (gzip's default level).
+[ -f "$OUT/kern-1g.log.gz" ] || gzip -c "$OUT/kern-1g.log" > "$OUT/kern-1g.log.gz"
 if [ ! -f "$OUT/journal/bench.journal" ]; then
     "$PYTHON" bench/make_journal.py "$OUT/journal/bench.journal" --entries 1000000
 fi
@@ -54,6 +56,8 @@ for log in "$OUT/kern-100m.log" "$OUT/kern-1g.log" "$OUT/journalctl-1g.log"; do
     # The read itself, as the target names it: cat to /dev/null (page cache to nowhere).
     report "$name: list vs cat" "$OOMTRACE list -k $log" "cat file > /dev/null" "cat $log > /dev/null"
 done
+report "kern-1g.log.gz: list vs zcat|grep" "$OOMTRACE list -k $OUT/kern-1g.log.gz" "zcat | grep -c -E (3 patterns)" \
+    "zcat $OUT/kern-1g.log.gz | $GREP"
 for reader in python journalctl; do
     report "journal 1M entries ($reader)" "$OOMTRACE list -D $OUT/journal --journal-reader $reader" \
         "journalctl -k -o json" "journalctl -D $OUT/journal -k -o json"

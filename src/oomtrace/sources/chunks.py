@@ -1,9 +1,10 @@
-"""Cut a big log file into line-aligned chunks and find, in each, the lines worth parsing.
+"""Cut a big log (a file, or what a decompressor gives) into line-aligned chunks and find, in
+each, the lines worth parsing.
 
 Two libraries do the per-byte work so that Python only touches the few lines that matter:
 Hyperscan finds every anchor literal of `prefilter.ANCHORS` in one pass, and numpy finds the
-newlines (for line numbers) and the NVRM Xid lines. Both release the GIL, so two threads scan
-chunks ahead while the caller parses. Xid lines get no Hyperscan callback: a noisy driver
+newlines (for line numbers) and the NVRM Xid lines. Both release the GIL, so a pool of threads
+scans chunks ahead while the caller parses. Xid lines get no Hyperscan callback: a noisy driver
 prints hundreds of thousands of them, and a Python call per line would cost more than the
 whole scan. Numpy gives their offsets and codes as arrays, so their repeats can be counted.
 """
