@@ -10,6 +10,7 @@ import lzma
 import sys
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -101,11 +102,8 @@ def test_without_the_scanning_libraries_every_line_is_read(
     assert records == lines
 
 
-@pytest.mark.parametrize(("suffix", "opener"), [(".gz", gzip.open), (".xz", lzma.open), (".bz2", bz2.open)])
-def test_compressed_big_files_are_scanned_too(  # type: ignore[no-untyped-def]
-    suffix: str, opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Rotated logs are compressed: they go through the same chunk scan, fed by the decompressor.
+def compressed_log(tmp_path: Path, suffix: str, opener: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A generated 2 MiB log with two reports, compressed, read in 64 KiB chunks."""
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 65536)
     sys.path.insert(0, str(ROOT / "bench"))
     from make_log import write
@@ -115,6 +113,15 @@ def test_compressed_big_files_are_scanned_too(  # type: ignore[no-untyped-def]
     packed = tmp_path / f"kern.log{suffix}"
     with opener(packed, "wb") as out:
         out.write(plain.read_bytes())
+    return packed
+
+
+@pytest.mark.parametrize(("suffix", "opener"), [(".gz", gzip.open), (".xz", lzma.open), (".bz2", bz2.open)])
+def test_compressed_big_files_are_scanned_too(  # type: ignore[no-untyped-def]
+    suffix: str, opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Rotated logs are compressed: they go through the same chunk scan, fed by the decompressor.
+    packed = compressed_log(tmp_path, suffix, opener, monkeypatch)
     fast = assert_same(packed, monkeypatch)
     assert len(fast["episodes"]) == 2 and fast["source"]["problems"] == []
     records, lines = records_read(packed, monkeypatch)
@@ -125,15 +132,7 @@ def test_compressed_big_files_are_scanned_too(  # type: ignore[no-untyped-def]
 def test_a_cut_compressed_big_file_keeps_the_same_lines(  # type: ignore[no-untyped-def]
     suffix: str, opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(chunks, "CHUNK_BYTES", 65536)
-    sys.path.insert(0, str(ROOT / "bench"))
-    from make_log import write
-
-    plain = tmp_path / "kern.log"
-    write(plain, mib=2, reports=2)
-    packed = tmp_path / f"kern.log{suffix}"
-    with opener(packed, "wb") as out:
-        out.write(plain.read_bytes())
+    packed = compressed_log(tmp_path, suffix, opener, monkeypatch)
     packed.write_bytes(packed.read_bytes()[: packed.stat().st_size // 2])
     fast = assert_same(packed, monkeypatch)
     [problem] = fast["source"]["problems"]

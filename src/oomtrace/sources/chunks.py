@@ -19,7 +19,7 @@ import threading
 from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 # Both ship wheels for Linux on x86_64 and aarch64. Where they are missing this module does not
@@ -123,7 +123,7 @@ def chunks(path: str, start: int, first_line: int) -> Iterator[Chunk]:
         # mapped file would count towards our resident memory as it is read).
         reader = _FileReader(file.fileno(), start, size)
         with ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="oomtrace-scan") as pool:
-            pending: deque[Future[_Scanned]] = deque()
+            pending: deque[Future[Chunk]] = deque()
             line = first_line
             for index in range(reader.count):
                 pending.append(pool.submit(reader.scan, index))
@@ -143,7 +143,7 @@ def stream_chunks(stream: _Stream, offset: int, first_line: int) -> Iterator[Chu
     file), every whole line before the damage is yielded first, then the error is raised."""
     _keep_freed_memory()
     with ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="oomtrace-scan") as pool:
-        pending: deque[Future[_Scanned]] = deque()
+        pending: deque[Future[Chunk]] = deque()
         line = first_line
         carry = b""  # the start of a line whose end is in the next block
         failure: BaseException | None = None
@@ -201,33 +201,13 @@ def _keep_freed_memory() -> None:
     mallopt(_M_TRIM_THRESHOLD, 256 << 20)
 
 
-def _take(pending: deque[Future[_Scanned]], line: int) -> Generator[Chunk, None, int]:
+def _take(pending: deque[Future[Chunk]], line: int) -> Generator[Chunk, None, int]:
     """The oldest chunk, numbered from `line` (known only once the chunks before it are counted)."""
     scanned = pending.popleft().result()
     if not scanned.data:
         return line  # a stretch inside a line that began in an earlier chunk
-    yield Chunk(
-        offset=scanned.offset,
-        data=scanned.data,
-        first_line=line,
-        newline_count=scanned.newline_count,
-        anchor_lines=scanned.anchor_lines,
-        xid_starts=scanned.xid_starts,
-        xid_groups=scanned.xid_groups,
-    )
+    yield replace(scanned, first_line=line)
     return line + scanned.newline_count
-
-
-@dataclass(frozen=True, slots=True)
-class _Scanned:
-    """A chunk as a scanning thread leaves it: everything but its first line number."""
-
-    offset: int
-    data: bytes
-    newline_count: int
-    anchor_lines: tuple[int, ...]
-    xid_starts: Any
-    xid_groups: tuple[Any, ...] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +234,7 @@ class _FileReader:
         self.size = size
         self.count = max(0, -(-(size - start) // CHUNK_BYTES))
 
-    def scan(self, index: int) -> _Scanned:
+    def scan(self, index: int) -> Chunk:
         return _scan(*self._read(self.start + index * CHUNK_BYTES))
 
     def _read(self, begin: int) -> tuple[int, bytes]:
@@ -288,7 +268,7 @@ class _FileReader:
         return b"".join(parts)
 
 
-def _scan(offset: int, data: bytes) -> _Scanned:
+def _scan(offset: int, data: bytes) -> Chunk:
     """What the chunk at `offset` holds: anchor lines (Hyperscan), newlines and Xids (numpy)."""
     work = _workspace(len(data))
     ends: list[int] = []
@@ -297,9 +277,10 @@ def _scan(offset: int, data: bytes) -> _Scanned:
     array = np.frombuffer(data, dtype=np.uint8)
     newlines = np.equal(array, ord("\n"), out=work.newlines[: len(data)])
     xids = _xid_starts(array, work.flags[: len(data)])
-    return _Scanned(
+    return Chunk(
         offset=offset,
         data=data,
+        first_line=0,  # numbered by _take, once the chunks before it are counted
         newline_count=int(np.count_nonzero(newlines)),
         anchor_lines=tuple(sorted({data.rfind(b"\n", 0, end) + 1 for end in ends})),
         xid_starts=xids,
