@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import lzma
+import os
 import sys
 from datetime import UTC
 from pathlib import Path
@@ -100,6 +101,23 @@ def test_without_the_scanning_libraries_every_line_is_read(
     assert listing(log, True, monkeypatch) == fast
     records, lines = records_read(log, monkeypatch)
     assert records == lines
+
+
+def test_a_pipe_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `-k <(journalctl -k)` names a pipe: deciding how to read it must not eat its first lines.
+    log = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")
+    read_end, write_end = os.pipe()
+    os.write(write_end, log.read_bytes())  # fits in the pipe's buffer
+    os.close(write_end)
+    try:
+        result = run("list", "-k", f"/dev/fd/{read_end}", "--format", "json")
+    finally:
+        os.close(read_end)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["source"]["records"] == len(log.read_text().splitlines())
+    assert [e["victim"]["pid"] for e in document["episodes"]] == [1966928]
 
 
 def compressed_log(tmp_path: Path, suffix: str, opener: Any, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -201,20 +201,22 @@ COMPRESSION_GUESS = 8
 
 
 def _big_file(path: str) -> str | None:
-    """ "plain" or "compressed" for a file worth the chunk scan (big, with the scanning libraries
-    installed); None to read it line by line."""
+    """Is the file worth the chunk scan (big, with the scanning libraries installed)? Then
+    "plain" or "compressed"; None to read it line by line."""
     if path == "-":
         return None
     minimum = int(os.environ.get("OOMTRACE_FAST_MIN_BYTES", FAST_MIN_BYTES))
     try:
         info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return None  # a pipe (`-k <(journalctl -k)`): peeking at it would eat its first lines
         with open(path, "rb") as probe:
             head = probe.read(8192)
     except OSError:
         return None
     compressed = any(head.startswith(magic) for magic, _ in _COMPRESSED)
     size = info.st_size * (COMPRESSION_GUESS if compressed else 1)
-    if not stat.S_ISREG(info.st_mode) or size < minimum or not _scanner_importable():
+    if size < minimum or not _scanner_importable():
         return None
     if not compressed and (head.startswith(_JOURNAL_MAGIC) or _looks_binary(head)):
         return None  # refused with its reason by the line-by-line reader
