@@ -282,7 +282,7 @@ class EpisodeBuilder:
         key = (record.host, event.kind, event.key)
         run = self._open_runs.get(key)
         if run is not None:
-            gap = _record_gap(run.last, record)
+            gap = record_gap(run.last, record)
             if gap is None or gap <= REPEAT_GAP_S:
                 # A driver can repeat a line hundreds of thousands of times: keep this cheap.
                 run.last = record
@@ -726,8 +726,9 @@ def _seconds(a: Stamp, b: Stamp) -> float | None:
     return None
 
 
-def _record_gap(a: Record, b: Record) -> float | None:
-    """b - a in seconds as moment_gap would say for their moments, without building them."""
+def record_gap(a: Record, b: Record) -> float | None:
+    """b - a in seconds as moment_gap would say for their moments, without building them; the
+    gap that decides whether a repeated warning joins its run."""
     if a.stamp.wall is not None and b.stamp.wall is not None:
         return (b.stamp.wall - a.stamp.wall).total_seconds()
     if a.source != b.source:

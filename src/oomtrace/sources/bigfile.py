@@ -12,7 +12,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from oomtrace.episodes import REPEAT_GAP_S
+from oomtrace.episodes import REPEAT_GAP_S, record_gap
 from oomtrace.errors import InputError
 from oomtrace.events import EarlyWarning
 from oomtrace.parse import parse_record
@@ -175,12 +175,11 @@ def _same_run(chunk: chunks.Chunk, group: Any, records: dict[int, Record]) -> bo
         return False
     if first.host is not None and not _all_name_host(chunk, group, first.host):
         return False
-    a, b = first.stamp, last.stamp
-    if a.wall is not None and b.wall is not None:
-        gap = (b.wall - a.wall).total_seconds()
-    elif a.uptime is not None and b.uptime is not None and a.boot == b.boot:
-        gap = b.uptime - a.uptime
-    else:
+    gap = record_gap(first, last)  # the builder's own rule for joining a run
+    if gap is None:
+        # Incomparable stamps join a run line by line too, but only lines with no time at all
+        # are sure to be incomparable all the way between.
+        a, b = first.stamp, last.stamp
         return a.wall is None and a.uptime is None and b.wall is None and b.uptime is None
     # Lines in between can only be closer together than the span from first to last.
     return 0 <= gap <= REPEAT_GAP_S

@@ -123,14 +123,8 @@ def chunks(path: str, start: int, first_line: int) -> Iterator[Chunk]:
         # mapped file would count towards our resident memory as it is read).
         reader = _FileReader(file.fileno(), start, size)
         with ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="oomtrace-scan") as pool:
-            pending: deque[Future[Chunk]] = deque()
-            line = first_line
-            for index in range(reader.count):
-                pending.append(pool.submit(reader.scan, index))
-                if len(pending) >= READ_AHEAD:
-                    line = yield from _take(pending, line)
-            while pending:
-                line = yield from _take(pending, line)
+            jobs = (pool.submit(reader.scan, index) for index in range(reader.count))
+            yield from _in_order(jobs, first_line)
 
 
 class _Stream(Protocol):
@@ -142,29 +136,46 @@ def stream_chunks(stream: _Stream, offset: int, first_line: int) -> Iterator[Chu
     order, and scanned in the pool's threads. When a read fails (a cut or damaged compressed
     file), every whole line before the damage is yielded first, then the error is raised."""
     _keep_freed_memory()
+    failures: list[BaseException] = []
     with ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="oomtrace-scan") as pool:
-        pending: deque[Future[Chunk]] = deque()
-        line = first_line
-        carry = b""  # the start of a line whose end is in the next block
-        failure: BaseException | None = None
-        while failure is None:
-            block, failure = _read_block(stream)
-            if not block:
-                break
-            data = carry + block
-            cut = data.rfind(b"\n") + 1
-            carry, data = data[cut:], data[:cut]
-            if data:
-                pending.append(pool.submit(_scan, offset, data))
-                offset += len(data)
-            if len(pending) >= READ_AHEAD:
-                line = yield from _take(pending, line)
-        if carry and failure is None:  # a last line with no newline (a cut one is dropped)
-            pending.append(pool.submit(_scan, offset, carry))
-        while pending:
-            line = yield from _take(pending, line)
+        yield from _in_order(_block_jobs(pool, stream, offset, failures), first_line)
+    if failures:
+        raise failures[0]
+
+
+def _block_jobs(
+    pool: ThreadPoolExecutor, stream: _Stream, offset: int, failures: list[BaseException]
+) -> Iterator[Future[Chunk]]:
+    """Scans of the stream's blocks cut at their last newline, submitted one by one as the
+    caller asks; a read that fails ends them, its error left in `failures`."""
+    carry = b""  # the start of a line whose end is in the next block
+    while not failures:
+        block, failure = _read_block(stream)
         if failure is not None:
-            raise failure
+            failures.append(failure)
+        if not block:
+            break
+        data = carry + block
+        cut = data.rfind(b"\n") + 1
+        carry, data = data[cut:], data[:cut]
+        if data:
+            yield pool.submit(_scan, offset, data)
+            offset += len(data)
+    if carry and not failures:  # a last line with no newline (a cut one is dropped)
+        yield pool.submit(_scan, offset, carry)
+
+
+def _in_order(jobs: Iterator[Future[Chunk]], first_line: int) -> Iterator[Chunk]:
+    """The scanned chunks in file order, numbered from `first_line`, with at most READ_AHEAD
+    scans submitted ahead of the one being parsed (so memory stays a few chunks)."""
+    pending: deque[Future[Chunk]] = deque()
+    line = first_line
+    for job in jobs:
+        pending.append(job)
+        if len(pending) >= READ_AHEAD:
+            line = yield from _take(pending, line)
+    while pending:
+        line = yield from _take(pending, line)
 
 
 def _read_block(stream: _Stream) -> tuple[bytes, BaseException | None]:
