@@ -19,7 +19,7 @@ with atheris.instrument_imports():
     from oomtrace.episodes import EpisodeBuilder
     from oomtrace.formats.json import JsonFormat
     from oomtrace.formats.text import TextFormat
-    from oomtrace.parse import parse_record
+    from oomtrace.parse import parse_records
     from oomtrace.prefixes import LineSplitter
 
 
@@ -28,9 +28,9 @@ def one_input(data: bytes) -> None:
     builder = EpisodeBuilder()
     builder.begin_source("fuzz", "file")
     splitter = LineSplitter("fuzz", zone=tz.UTC, year=2026)
-    for number, line in enumerate(text.split("\n"), start=1):
-        for record in splitter.split(line, number):
-            builder.feed(record, parse_record(record))
+    records = (r for n, line in enumerate(text.split("\n"), start=1) for r in splitter.split(line, n))
+    for record, event in parse_records(records):
+        builder.feed(record, event)
     analysis = builder.finish()
     out = io.StringIO()
     JsonFormat(Console(file=out)).list_episodes(analysis)

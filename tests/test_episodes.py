@@ -10,7 +10,7 @@ from dateutil import tz
 from oomtrace.analyze import analyze
 from oomtrace.episodes import EpisodeBuilder
 from oomtrace.model import Analysis
-from oomtrace.parse import parse_record
+from oomtrace.parse import parse_records
 from oomtrace.prefixes import LineSplitter
 from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import FIXTURES
@@ -22,14 +22,15 @@ def analyze_lines(lines: list[str], source: str = "t") -> Analysis:
     builder = EpisodeBuilder()
     builder.begin_source(source, "file")
     splitter = LineSplitter(source, zone=tz.UTC, year=2026)
-    for number, line in enumerate(lines, start=1):
-        for record in splitter.split(line, number):
-            builder.feed(record, parse_record(record))
+    records = (r for number, line in enumerate(lines, start=1) for r in splitter.split(line, number))
+    for record, event in parse_records(records):
+        builder.feed(record, event)
     return builder.finish()
 
 
-def kill_pids(lines: list[str]) -> set[int]:
-    return {e.victim.pid for e in analyze_lines(lines).episodes if e.victim}
+def kill_pids(lines: list[str]) -> set[int | None]:
+    """The victims named by kill lines (not those inferred from a summary or a chosen task)."""
+    return {e.victim.pid for e in analyze_lines(lines).episodes if e.victim and e.victim.pid_from is None}
 
 
 @pytest.mark.parametrize("log", GOLDEN_LOGS, ids=lambda p: p.parent.name)
@@ -41,10 +42,29 @@ def test_a_report_cut_at_any_line_keeps_what_it_holds(log: Path) -> None:
         for part in (head, tail):
             analysis = analyze_lines(part)
             surviving = {int(x) for line in part for x in _killed_pid(line)}
-            assert {e.victim.pid for e in analysis.episodes if e.victim} == surviving & whole
+            from_kill_lines = {
+                e.victim.pid for e in analysis.episodes if e.victim and e.victim.pid_from is None
+            }
+            assert from_kill_lines == surviving & whole
             for episode in analysis.episodes:
+                if episode.victim is not None and episode.victim.pid_from is not None:
+                    # Without its kill line, a report names its victim from the summary or the
+                    # chosen task, says so, and still says the kill line is missing.
+                    assert episode.victim.pid in _named_pids(lines) and "kill" in episode.missing
                 if episode.victim is None or episode.trigger is None:
                     assert episode.missing, "a cut report must say what it lacks"
+
+
+def _named_pids(lines: list[str]) -> set[int]:
+    """Pids a report names as its victim: kill lines, chosen tasks, oom-kill summaries."""
+    found = set()
+    for line in lines:
+        for marker, end in (("Killed process ", " "), ("ill process ", " "), (",pid=", ",")):
+            if marker in line:
+                word = line.split(marker, 1)[1].split(end)[0].rstrip(",")
+                if word.isdigit():
+                    found.add(int(word))
+    return found
 
 
 def _killed_pid(line: str) -> list[str]:
@@ -159,6 +179,12 @@ def test_the_chosen_parent_and_its_killed_child() -> None:
 
 
 def test_oom_looking_lines_that_do_not_parse_are_counted() -> None:
-    analysis = analyze_lines(["Killed process garbage here", "x invoked oom-killer: nonsense"])
+    analysis = analyze_lines(["Killed process garbage here", "Kill process twelve (x) garbage"])
     assert analysis.unparsed_count == 2
     assert analysis.episodes == ()
+
+
+def test_a_header_cut_after_the_name_still_opens_a_report() -> None:
+    (episode,) = analyze_lines(["x invoked oom-killer: nonsense"]).episodes
+    assert episode.trigger is not None and episode.trigger.comm == "x"
+    assert episode.trigger.gfp_mask is None and episode.trigger.order is None

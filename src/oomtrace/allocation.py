@@ -49,7 +49,7 @@ def gfp_flags(trigger: Trigger, kernel: str | None) -> str | None:
     """The flags of the failed allocation: as printed, or decoded for kernels that did not print them."""
     if trigger.gfp_flags:
         return trigger.gfp_flags
-    if kernel is None or not _before_4_4(kernel):
+    if kernel is None or trigger.gfp_mask is None or not _before_4_4(kernel):
         return None
     try:
         mask = int(trigger.gfp_mask, 16)
@@ -80,13 +80,18 @@ def _before_4_4(release: str) -> bool:
 
 def request(trigger: Trigger | None, page_size_kb: int, kernel: str | None = None) -> str | None:
     """What the allocation that failed asked for: order N → size, with the GFP flags."""
-    if trigger is None:
+    if trigger is None or trigger.order is None:
+        # A userspace killer, or a header cut before `order=`: nothing known of the request.
         return None
     if trigger.order < 0:
         return "no allocation: the killer was invoked by hand (sysrq-f, order=-1)"
     size = kib(page_size_kb * (1 << trigger.order))
     flags = gfp_flags(trigger, kernel) or trigger.gfp_mask
-    return f"an order-{trigger.order} allocation ({size}, {flags})"
+    return (
+        f"an order-{trigger.order} allocation ({size}, {flags})"
+        if flags
+        else f"an order-{trigger.order} allocation ({size})"
+    )
 
 
 # Frames of the OOM machinery itself: they say nothing about who was allocating.

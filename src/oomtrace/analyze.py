@@ -9,7 +9,7 @@ from rich.progress import Progress
 from oomtrace.episodes import EpisodeBuilder
 from oomtrace.errors import InputError
 from oomtrace.model import Analysis
-from oomtrace.parse import parse_record
+from oomtrace.parse import parse_records
 from oomtrace.sources.base import Source
 
 
@@ -21,8 +21,8 @@ def analyze(sources: Iterable[Source], progress: Progress | None = None) -> Anal
             task = progress.add_task(f"reading {source.name}", total=source.size(), unit=unit)
             source.progress = lambda done, task=task: progress.update(task, completed=done)
         builder.begin_source(source.name, source.kind, source.boot_time())
-        for record in source.records():
-            builder.feed(record, parse_record(record))
+        for record, event in parse_records(source.records()):
+            builder.feed(record, event)
         lines = getattr(source, "lines_read", None)
         if lines is not None:
             # A prefiltered source read only some lines; the summary states them all.

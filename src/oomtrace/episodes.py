@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -67,6 +68,17 @@ _CONSTRAINTS = {
     "CONSTRAINT_CPUSET": "cpuset",
     "CONSTRAINT_MEMORY_POLICY": "mempolicy",
 }
+# Call-trace frames that say which limit was hit, when no summary line says so.
+_MEMCG_FRAMES = frozenset(
+    (
+        "mem_cgroup_out_of_memory",
+        "try_charge",
+        "try_charge_memcg",
+        "mem_cgroup_oom_synchronize",
+        "mem_cgroup_oom",
+    )
+)
+_ALLOCATOR_FRAMES = frozenset(("__alloc_pages_slowpath", "__alloc_pages_may_oom", "__alloc_pages_nodemask"))
 _OOM_WORDS = ("invoked oom-killer", "Killed process", "oom-kill:", "ill process")
 
 
@@ -464,6 +476,7 @@ class _Freezer:
             constraint=constraint,
             constraint_from=constraint_from,
             memcg=memcg,
+            memcg_from=self.memcg_and_source(summary, task_in)[1],
             task_memcg=task_memcg,
             victim=victim,
             chosen=Chosen(draft.chosen.pid, draft.chosen.comm, draft.chosen.score) if draft.chosen else None,
@@ -551,44 +564,85 @@ class _Freezer:
         )
         if memcg_signs:
             return "memcg", "memory cgroup lines"
-        if draft.kill is not None and draft.kill.record.message.lstrip().startswith("Out of memory"):
+        if draft.kill is not None and draft.kill.global_lead:
             return "global", "kill line prefix"
-        if draft.chosen is not None and draft.chosen.record.message.lstrip().startswith("Out of memory"):
+        if draft.chosen is not None and draft.chosen.record.message.lstrip().lower().startswith(
+            "out of memory"
+        ):
             return "global", "kill line prefix"
+        from_trace = self.constraint_from_trace()
+        if from_trace is not None:
+            return from_trace, "call trace (inferred)"
         report_body = bool(self.all(ev.MemInfoHeader)) or bool(self.all(ev.TasksHeader))
         if draft.header is not None and report_body:
             return "global", "no memory cgroup lines in the report"
         return None, None
 
+    def constraint_from_trace(self) -> str | None:
+        """memcg when the allocation failed charging a cgroup, global when the page allocator
+        itself gave up; frames marked `?` are stale stack words, never counted."""
+        functions = {e.function for e in self.all(ev.CallFrame) if e.reliable}
+        if functions & _MEMCG_FRAMES:
+            return "memcg"
+        if "out_of_memory" in functions and functions & _ALLOCATOR_FRAMES:
+            return "global"
+        return None
+
     def memcgs(self, summary: ev.Event | None, task_in: ev.Event | None) -> tuple[str | None, str | None]:
-        memcg = task_memcg = None
-        if isinstance(summary, ev.OomKillSummary):
-            memcg = summary.fields.get("oom_memcg")
-            task_memcg = summary.fields.get("task_memcg")
+        memcg, _ = self.memcg_and_source(summary, task_in)
+        task_memcg = summary.fields.get("task_memcg") if isinstance(summary, ev.OomKillSummary) else None
         if isinstance(task_in, ev.TaskInMemcg):
-            memcg = memcg or task_in.memcg
             task_memcg = task_memcg or task_in.task_memcg
-        stats = self.first(ev.MemcgStatsHeader)
-        if memcg is None and isinstance(stats, ev.MemcgStatsHeader) and self.all(ev.MemcgUsage):
-            memcg = stats.path
         return memcg, task_memcg
 
+    def memcg_and_source(
+        self, summary: ev.Event | None, task_in: ev.Event | None
+    ) -> tuple[str | None, str | None]:
+        if isinstance(summary, ev.OomKillSummary) and summary.fields.get("oom_memcg"):
+            return summary.fields["oom_memcg"], "oom-kill summary"
+        if isinstance(task_in, ev.TaskInMemcg):
+            return task_in.memcg, "Task in line"
+        stats = self.first(ev.MemcgStatsHeader)
+        if isinstance(stats, ev.MemcgStatsHeader):
+            # Only a memory cgroup OOM prints cgroup stats, the limited cgroup's first.
+            return stats.path, "memory cgroup stats (inferred)"
+        return None, None
+
     def victim(self, summary: ev.Event | None, tasks: list[dict[str, int | str]]) -> Victim | None:
+        """The killed task: from the kill line, its gaps filled from the summary and the tasks
+        table (each marked); without a kill line, the summary's or the chosen task, marked so."""
         kill = self.draft.kill
+        fields = summary.fields if isinstance(summary, ev.OomKillSummary) else {}
+        summary_pid = int(fields["pid"]) if fields.get("pid", "").isdigit() else None
         if kill is None:
-            return None
-        row = next((r for r in tasks if r.get("pid") == kill.pid), None)
+            return self._victim_without_kill(fields, summary_pid, tasks)
+        pid, pid_from = kill.pid, None
+        if pid is None and summary_pid is not None:
+            pid, pid_from = summary_pid, "oom-kill summary"
+        row = next((r for r in tasks if r.get("pid") == pid), None) if pid is not None else None
+        if pid is None and kill.comm and not kill.comm_cut:
+            rows = [r for r in tasks if r.get("name") == kill.comm]
+            if len(rows) == 1:
+                row = rows[0]
+                pid, pid_from = int(row["pid"]), "tasks table (by name)"
+        comm, comm_from = kill.comm, None
+        if kill.comm_cut:
+            fuller = fields.get("task") if summary_pid == pid and pid is not None else None
+            if fuller and fuller.startswith(comm):
+                comm, comm_from = fuller, "oom-kill summary"
+            elif row is not None and str(row.get("name", "")).startswith(comm) and row.get("name"):
+                comm, comm_from = str(row["name"]), "tasks table"
         adj, adj_from = kill.oom_score_adj, "kill line"
         if adj is None and row is not None and isinstance(row.get("oom_score_adj"), int):
             adj, adj_from = int(row["oom_score_adj"]), "tasks table"
         uid = kill.uid
-        if uid is None and isinstance(summary, ev.OomKillSummary) and summary.fields.get("uid", "").isdigit():
-            uid = int(summary.fields["uid"])
+        if uid is None and fields.get("uid", "").isdigit():
+            uid = int(fields["uid"])
         if uid is None and row is not None and isinstance(row.get("uid"), int):
             uid = int(row["uid"])
         return Victim(
-            comm=kill.comm,
-            pid=kill.pid,
+            comm=comm,
+            pid=pid,
             uid=uid,
             total_vm_kb=kill.total_vm_kb,
             anon_rss_kb=kill.anon_rss_kb,
@@ -597,6 +651,36 @@ class _Freezer:
             pgtables_kb=kill.pgtables_kb,
             oom_score_adj=adj,
             oom_score_adj_from=adj_from if adj is not None else None,
+            comm_from=comm_from,
+            pid_from=pid_from,
+        )
+
+    def _victim_without_kill(
+        self, fields: Mapping[str, str], summary_pid: int | None, tasks: list[dict[str, int | str]]
+    ) -> Victim | None:
+        chosen = self.draft.chosen
+        if summary_pid is not None and fields.get("task"):
+            comm, pid, source = fields["task"], summary_pid, "oom-kill summary (no kill line)"
+        elif chosen is not None:
+            comm, pid, source = chosen.comm, chosen.pid, "the task the kernel chose (no kill line)"
+        else:
+            return None
+        row = next((r for r in tasks if r.get("pid") == pid), None)
+        adj = row.get("oom_score_adj") if row is not None else None
+        uid = int(fields["uid"]) if fields.get("uid", "").isdigit() else None
+        return Victim(
+            comm=comm,
+            pid=pid,
+            uid=uid,
+            total_vm_kb=None,
+            anon_rss_kb=None,
+            file_rss_kb=None,
+            shmem_rss_kb=None,
+            pgtables_kb=None,
+            oom_score_adj=adj if isinstance(adj, int) else None,
+            oom_score_adj_from="tasks table" if isinstance(adj, int) else None,
+            comm_from=source,
+            pid_from=source,
         )
 
     def mem_info(self) -> dict[str, int]:

@@ -20,9 +20,10 @@ class OomInvoked(Event):
     """`X invoked oom-killer: gfp_mask=..., order=N, oom_score_adj=N`: a report begins."""
 
     comm: str
-    gfp_mask: str
+    gfp_mask: str | None
+    """None when a paste cut the line before it (as are the fields after it)."""
     gfp_flags: str | None
-    order: int
+    order: int | None
     oom_score_adj: int | None
     nodemask: str | None
 
@@ -177,7 +178,8 @@ class KillChosen(Event):
 class Killed(Event):
     """`... Killed process N (comm) total-vm:..kB, anon-rss:..kB, ...`: the kill itself."""
 
-    pid: int
+    pid: int | None
+    """None where the line lost it (2.4's `VM: killing process NAME`, a pid deleted by hand)."""
     comm: str
     uid: int | None
     total_vm_kb: int | None
@@ -188,6 +190,10 @@ class Killed(Event):
     oom_score_adj: int | None
     memcg: bool
     """The line began `Memory cgroup out of memory:`."""
+    global_lead: bool = False
+    """The line began `Out of memory:` (the kernel says so only of a global OOM)."""
+    comm_cut: bool = False
+    """The line ends inside the name (or, 2.4, printed no pid): the name may be incomplete."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +232,7 @@ class EarlyWarning(Event):
     """A line that often precedes an OOM kill: GPU driver allocation failures, Xids, ..."""
 
     kind: str
-    """One of WARNING_KINDS."""
+    """The name of its message kind in messages.MESSAGES (`nvrm-no-memory`, ...)."""
     text: str
     key: str
     """What makes two warnings "the same" for collapsing repeats."""
@@ -245,7 +251,8 @@ class ProcessCrash(Event):
 class UnitRecord(Event):
     """A systemd record about a unit: an OOM kill in it, its main process killed, a restart."""
 
-    unit: str
+    unit: str | None
+    """None where the paste lost the unit's name (`journalctl -u x -o cat` prints none)."""
     kind: str
     """"oom-kill" (A process of this unit has been killed by the OOM killer), "main-killed",
     "failed" (Failed with result '...'), "consumed", "restart", "oomd-killed"."""
@@ -272,14 +279,8 @@ class UserspaceKill(Event):
     badness: int | None = None
     oom_score_adj: int | None = None
     uid: int | None = None
-
-
-WARNING_KINDS = {
-    "nvrm-no-memory": "NVIDIA driver could not allocate memory",
-    "nvrm-xid": "NVIDIA Xid error",
-    "page-allocation-failure": "kernel page allocation failure",
-    "hung-task": "task blocked (hung task)",
-    "overcommit-refused": "allocation refused by overcommit accounting",
-    "journald-memory-pressure": "journald flushed its caches under memory pressure",
-    "earlyoom-low-memory": "earlyoom saw memory below its limits",
-}
+    trigger: str | None = None
+    """Who the kill was made for, where the killer says (lowmemorykiller's `on behalf of`)."""
+    trigger_pid: int | None = None
+    constraint: str | None = None
+    """What limit was hit, where the record says (slurm's cgroup OOM events: memcg)."""

@@ -30,9 +30,10 @@ class Trigger:
     comm: str
     pid: int | None
     uid: int | None
-    gfp_mask: str
+    gfp_mask: str | None
+    """None where the header was cut before it, or for a userspace killer (the daemon)."""
     gfp_flags: str | None
-    order: int
+    order: int | None
     oom_score_adj: int | None
     cpuset: str | None
     mems_allowed: str | None
@@ -41,7 +42,8 @@ class Trigger:
 @dataclass(frozen=True, slots=True)
 class Victim:
     comm: str
-    pid: int
+    pid: int | None
+    """None where the log lost it (2.4's `VM: killing process NAME`, a pid deleted by hand)."""
     uid: int | None
     total_vm_kb: int | None
     anon_rss_kb: int | None
@@ -53,6 +55,11 @@ class Victim:
     """"kill line" or "tasks table": older kernels print the adj only in the table."""
     rss_kb: int | None = None
     """Total resident set, where only that is known (earlyoom's VmRSS, lmkd)."""
+    comm_from: str | None = None
+    """Where the name came from when not the kill line ("tasks table", "oom-kill summary"):
+    the kill line was cut inside the name, or is missing."""
+    pid_from: str | None = None
+    """Where the pid came from when not the kill line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +107,7 @@ class Reap:
 class UnitNote:
     """A systemd record about the victim's unit, joined to the kill it reports on."""
 
-    unit: str
+    unit: str | None
     kind: str
     detail: str
     count: int | None
@@ -164,6 +171,9 @@ class Episode:
     unit_notes: tuple[UnitNote, ...] = ()
     killer_reason: str | None = None
     """Why a userspace killer acted, in its own words (systemd-oomd's pressure, earlyoom's limits)."""
+    memcg_from: str | None = None
+    """Which line named `memcg`: "oom-kill summary", "Task in line", or "memory cgroup stats
+    (inferred)" when the report lost both."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,33 +8,32 @@ the journal, so every reader keeps the same lines.
 
 from __future__ import annotations
 
+from oomtrace.messages import MESSAGES
+
+# Short literals that stand for many anchors at once: the fewer literals, the faster Hyperscan
+# searches them (its cost follows their count). Each must be part of some kind's anchor.
+COVERS = ("oom", "OOM", "Kill", "ill process", "emory", "failure", "SIGTERM", "SIGKILL")
+
+
+def _literals() -> tuple[str, ...]:
+    """The registry's anchors, each replaced by the cover literal it holds, without repeats."""
+    literals: dict[str, None] = {}
+    for kind in MESSAGES:
+        if kind.in_report:
+            continue
+        for anchor in kind.anchors:
+            cover = next((c for c in COVERS if c in anchor), anchor)
+            literals[cover] = None
+    return tuple(literals)
+
+
 # Literals, not patterns: Hyperscan searches them all at once and Python's `in` finds each fast.
-ANCHORS = (
-    "oom",  # invoked oom-killer, oom-kill:, oom_reaper, oom_score_adj, earlyoom, systemd-oomd, 'oom-kill'
-    "OOM",  # "... killed by the OOM killer" (systemd)
-    "Kill",  # Killed process, Kill process, Killing
-    # NVRM lines that parse as warnings; the driver's other chatter tells nothing about memory.
-    "NVRM: Xid (",
-    "NV_ERR_NO_MEMORY",
-    "annot allocate",  # NVRM "Cannot allocate ..." (and "cannot allocate")
-    "emory",  # Out of memory, Memory cgroup, memory: usage, memory pressure, memory peak, __vm_enough_memory
-    "failure",  # page allocation failure
-    "Mem-Info",
-    "pid ]",
-    "pid  ]",
-    "segfault",
-    "traps:",
-    "blocked for more",
-    "restart counter",
-    "code=killed",
-    "nohang",
-    "lmkd",
-)
+ANCHORS = _literals()
 # The anchor a noisy driver can print hundreds of thousands of times: a big file's scan counts
 # these lines in bulk (sources/chunks.py) instead of handing each to the grammar.
 XID_ANCHOR = "NVRM: Xid ("
 # Anchors that open a report whose other lines hold no anchor.
-REGION_STARTS = ("invoked oom-killer", "Mem-Info", "pid ]", "pid  ]", "Task in ")
+REGION_STARTS = tuple(a for kind in MESSAGES if kind.opens_report for a in kind.anchors)
 # A report is read to its kill line, or this far when the kill line never comes (a cut report).
 REGION_MAX_LINES = 20_000
 
@@ -54,7 +53,7 @@ class Prefilter:
             self._left -= 1
             if "Killed process" in text:
                 self._left = 0  # the report ends at its kill; oom_reaper lines are anchors anyway
-            elif any(start in text for start in REGION_STARTS[:1]):
+            elif "invoked oom-killer" in text:
                 self._left = REGION_MAX_LINES  # a new report begins inside this one
             return True
         if not any(anchor in text for anchor in ANCHORS):

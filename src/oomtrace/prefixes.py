@@ -9,8 +9,10 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 
 from dateutil import tz as dateutil_tz
-from dateutil.parser import isoparse
+from dateutil.parser import ParserError, isoparse
+from dateutil.parser import parse as parse_date
 
+from oomtrace.messages import message_start
 from oomtrace.records import NO_STAMP, Record, Stamp
 
 # Month abbreviations as `%b` prints them in the locales people paste from (journald and
@@ -45,17 +47,89 @@ def month_number(name: str) -> int | None:
 
 _PRIORITY = re.compile(r"<\d{1,3}>")
 _UPTIME = re.compile(r"\[\s*(\d+\.\d+)\]\s?")
+# A first line that lost its `[` in the copy: `  5864.708440] msg`.
+_UPTIME_NO_BRACKET = re.compile(r"\s*(\d{1,10}\.\d{6,9})\]\s?")
+# OpenWrt logread: `Mon Jan  1 12:00:00 2024 kern.warn kernel: [  123.456] msg`.
+_WEEKDAY_FIRST = re.compile(r"(\S{2,4})\s+(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\s")
+# Android logcat, threadtime (`11-23 10:20:30.123  1234  1234 I tag: msg`, also with a year) and
+# brief (`I/tag( 1234): msg`).
+_LOGCAT = re.compile(r"(\d{2})-(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\.(\d{3,6})\s+")
+_LOGCAT_REST = re.compile(
+    r"\s*(?P<pid>\d{1,9})\s+\d{1,9}\s+[VDIWEFA]\s+(?P<tag>[^:]*?)\s*: ?(?P<msg>.*)", re.DOTALL
+)
+_LOGCAT_BRIEF = re.compile(r"[VDIWEFA]/(?P<tag>[^(:]+?)\(\s*(?P<pid>\d{1,9})\): ?(?P<msg>.*)", re.DOTALL)
+# A bracketed date-time in some other shape, often with a zone name: `[2023-01-02 12:34:56 CET]`.
+_BRACKETED = re.compile(r"\[([^\[\]]{0,40}\d{1,2}:\d{2}:\d{2}[^\[\]]{0,30})\]\s?")
+# Where a stamp the grammar reads may begin inside a line, after a prefix of its own (a VM
+# console's name, a shell prompt, a test driver's column).
+_STAMP_START = re.compile(
+    r"<\d{1,3}>\[|\[\s*\d{1,10}\.\d{3,9}\]|(?<![\w.])\d{1,10}\.\d{6,9}\]"
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
+    r"|\[\S{1,10}\s+\S{1,10}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s+\d{4}\]"
+    r"|(?<!\S)\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s"
+)
+# A line break lost in a paste: a run of spaces, then a stamp that starts a line of its own.
+_JOINED = re.compile(
+    r"\s{2,}(?=\[\s*\d{1,10}\.\d{6}\]|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
+    r"|\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s\S+ kernel:)"
+)
+# Decorations glued to pasted lines: e-mail quoting, Markdown emphasis and code marks, and the
+# backslashes Markdown escapes need.
+_QUOTED = re.compile(r"(?:[ \t]{0,3}>)+[ \t]?")
+# Not `__`: kernel symbols begin with it (`__alloc_pages_slowpath+0x...`).
+_MARKS = "*`"
+_MARKDOWN_EDGE = re.compile(r"^\s*(?:\*\*|`+)|(?:\*\*|`+)\s*$")
+_MD_ESCAPE = re.compile(r"\\([\[\]_*#<>`()|-])")
+_CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
+# Zone names dateutil does not know on its own (it knows UTC, GMT and the local zone's).
+_ZONE_NAMES = {
+    name: dateutil_tz.tzoffset(name, hours * 3600)
+    for name, hours in (
+        ("CET", 1),
+        ("CEST", 2),
+        ("EET", 2),
+        ("EEST", 3),
+        ("WET", 0),
+        ("WEST", 1),
+        ("BST", 1),
+        ("MSK", 3),
+        ("IST", 5.5),
+        ("CST", -6),
+        ("CDT", -5),
+        ("EST", -5),
+        ("EDT", -4),
+        ("MST", -7),
+        ("MDT", -6),
+        ("PST", -8),
+        ("PDT", -7),
+        ("JST", 9),
+        ("KST", 9),
+        ("AEST", 10),
+        ("AEDT", 11),
+    )
+}
+# Largest prefix kept as a decoration to cut off the lines that follow.
+_MAX_DECORATION = 80
 _DMESG_T = re.compile(r"\[(\S+)\s+(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\]\s?")
 _ISO = re.compile(r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s")
 _UNIX = re.compile(r"(\d{9,11}\.\d{3,9})\s")
 _SYSLOG = re.compile(r"(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})(\.\d+)?\s")
 # What follows a syslog or journalctl stamp: "host kernel: msg", "host <kern.warning> kernel:msg",
-# "kernel: msg", "host tag[pid]: msg", "tag[pid]: msg" or (tag-less) "host: msg".
+# "kernel: msg", "host tag[pid]: msg", "tag[pid]: msg" or (tag-less) "host: msg"; syslog
+# templates and OpenWrt add a severity or facility word: "host INFO kernel:", "kern.warn kernel:".
 _SYSLOG_REST = re.compile(
-    r"(?:(?P<host>[^\s:\[\]<]+) )?(?:<(?P<fac>[\w.]+)> )?"
-    r"(?P<tag>[^\s:\[]+)(?P<pid>\[\d+\])?:(?: |(?=\S)|$)(?P<msg>.*)",
+    r"(?:(?P<host>[^\s:\[\]<]+) )??(?:<(?P<fac>[\w.]+)> )?"
+    r"(?:(?P<sev>(?i:emerg|alert|crit|err|error|warn|warning|notice|info|debug)"
+    r"|(?:kern|user|daemon|syslog|auth|authpriv|local\d)\.\w+) )?"
+    r"(?P<tag>[^\s:\[]+)(?:\[(?P<pid>\d+)\])?:(?: |(?=\S)|$)(?P<msg>.*)",
     re.DOTALL,
 )
+# journalctl -o verbose: a stamped header per entry, then its fields indented.
+_VERBOSE_HEADER = re.compile(
+    r"(?:\S{2,4} )?(?P<when>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)"
+    r"(?: (?P<zone>[\w+:-]+))? \[s=[0-9a-f]+;"
+)
+_VERBOSE_FIELD = re.compile(r"\s+(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>.*)")
 _KERNEL_ONLY = re.compile(r"kernel:\s?")
 
 # A jump back in uptime by more than this starts a new boot segment (small jitter from
@@ -82,14 +156,28 @@ class LineSplitter:
     _boot: int = 0
     _last_uptime: float | None = None
     _boot_ids: dict[str, int] = field(default_factory=dict)
+    _decoration: str = ""
+    """A prefix seen before a known stamp or message (a console's name, `svc_1  | `): cut off
+    the lines that follow too, so the report lines behind it are read."""
+    _verbose: dict[str, str] | None = None
+    """The fields of the journalctl -o verbose entry being read."""
 
     def checkpoint(self) -> tuple[object, ...]:
         """The state that reading lines changes, to undo lines read ahead (see `rollback`)."""
-        return (self._previous, self._boot, self._last_uptime, dict(self._boot_ids))
+        verbose = dict(self._verbose) if self._verbose is not None else None
+        return (
+            self._previous,
+            self._boot,
+            self._last_uptime,
+            dict(self._boot_ids),
+            self._decoration,
+            verbose,
+        )
 
     def rollback(self, state: tuple[object, ...]) -> None:
-        self._previous, self._boot, self._last_uptime, boot_ids = state  # type: ignore[assignment]
+        self._previous, self._boot, self._last_uptime, boot_ids, self._decoration, verbose = state  # type: ignore[assignment]
         self._boot_ids = dict(boot_ids)  # type: ignore[call-overload]
+        self._verbose = dict(verbose) if verbose is not None else None  # type: ignore[call-overload]
 
     def split(self, line: str, line_no: int) -> list[Record]:
         """Records for one input line: usually one; several for `#012`-joined rsyslog lines."""
@@ -98,20 +186,149 @@ class LineSplitter:
             from_json = self._split_json(line, line_no)
             if from_json is not None:
                 return from_json
-        stamp, ident, host, message = self._split_prefixes(line)
+        if self._verbose is not None or line[:1].isalpha() or line[:1].isdigit():
+            from_verbose = self._split_verbose(line, line_no)
+            if from_verbose is not None:
+                return from_verbose
+        if len(line) > 160 and "  " in line:
+            pieces = _JOINED.split(line)
+            if len(pieces) > 1:
+                # Several log lines pasted onto one, their line breaks turned into spaces.
+                return [r for piece in pieces if piece.strip() for r in self.split(piece, line_no)]
+        split = self._split_prefixes(line)
+        message = split.message
         # rsyslog escapes newlines in multi-line kernel records as #012 (and tabs as #011).
         parts = message.replace("#011", "\t").split("#012") if "#012" in message else [message]
-        return [Record(self.source, line_no, line, part, stamp, ident, host) for part in parts]
+        return [
+            Record(
+                self.source,
+                line_no,
+                line,
+                part,
+                split.stamp,
+                split.ident,
+                split.host,
+                0,
+                split.pid,
+                split.prefixed,
+            )
+            for part in parts
+        ]
 
-    def _split_prefixes(self, line: str) -> tuple[Stamp, str | None, str | None, str]:
+    def _split_prefixes(self, line: str) -> _Split:
+        """The prefix grammars first; then a stamp or a known message further in the line, the
+        text before it being a prefix of its own; else no prefix (a continuation)."""
+        text = self._undecorate(line)
+        split = self._known(text)
+        if split is None:
+            for found in _STAMP_START.finditer(text, 1, 200):
+                split = self._known(text[found.start() :])
+                if split is not None:
+                    self._learn(text[: found.start()])
+                    break
+        if split is None:
+            start = message_start(text)
+            if start:
+                self._learn(text[:start])
+                return _Split(self._stamp_in(text[:start]), None, None, None, text[start:], True)
+            # No prefix at all: a continuation line (journalctl indents them, rsyslog and dmesg -T
+            # pastes leave them bare) or a raw report. Inherit the stamp.
+            return _Split(self._previous, None, None, None, text, False)
+        if split.ident in ("kernel", None) and split.message:
+            start = message_start(split.message)
+            if start:
+                head = split.message[:start]
+                stamp = split.stamp
+                if stamp.uptime is None and (inner := _UPTIME.search(head)):
+                    uptime = float(inner.group(1))
+                    stamp = self._remember(
+                        Stamp(
+                            stamp.wall,
+                            uptime,
+                            f"{stamp.raw} {inner.group(0).strip()}".strip(),
+                            self._boot_for(uptime),
+                        )
+                    )
+                return _Split(stamp, split.ident, split.host, split.pid, split.message[start:], True)
+        return split
+
+    def _undecorate(self, line: str) -> str:
+        if self._decoration and line.startswith(self._decoration):
+            line = line[len(self._decoration) :]
+        if ">" in line[:4]:
+            line = _QUOTED.sub("", line, count=1) if _QUOTED.match(line) else line
+        if "\\" in line:
+            line = _MD_ESCAPE.sub(r"\1", line).rstrip("\\")
+        if line.lstrip()[:1] in _MARKS or line[-1:] in _MARKS:
+            # `**[ 123.4] Out of memory: ...**`, a code span, a fence: Markdown, never log text.
+            line = _MARKDOWN_EDGE.sub("", line)
+        return line
+
+    def _learn(self, prefix: str) -> None:
+        """Keep a prefix that has no stamp in it as the decoration of the lines to come."""
+        if 0 < len(prefix) <= _MAX_DECORATION and not any(c.isdigit() for c in prefix[-12:]):
+            self._decoration = prefix
+
+    def _stamp_in(self, head: str) -> Stamp:
+        """A stamp in a prefix no grammar read: an uptime, or a date-time dateutil reads."""
+        uptime_match = _UPTIME.search(head) or _UPTIME_NO_BRACKET.search(head)
+        wall = _fuzzy_time(head, self.zone) if _CLOCK.search(head) else None
+        uptime = float(uptime_match.group(1)) if uptime_match else None
+        if wall is None and uptime is None:
+            return self._remember(NO_STAMP)
+        return self._remember(Stamp(wall, uptime, head.strip(), self._boot_for(uptime)))
+
+    def _split_verbose(self, line: str, line_no: int) -> list[Record] | None:
+        """journalctl -o verbose: the header's stamp, then one record per MESSAGE field."""
+        header = _VERBOSE_HEADER.match(line)
+        if header:
+            wall = self._iso(header["when"] + (f" {header['zone']}" if header["zone"] else ""))
+            self._verbose = {}
+            self._remember(Stamp(wall, None, header["when"], self._boot))
+            return []
+        if self._verbose is None:
+            return None
+        field_line = _VERBOSE_FIELD.match(line)
+        if not field_line:
+            self._verbose = None
+            return None
+        name, value = field_line["name"], field_line["value"]
+        self._verbose[name] = value
+        if name != "MESSAGE":
+            return []
+        ident = (
+            "kernel"
+            if self._verbose.get("_TRANSPORT") == "kernel"
+            else self._verbose.get("SYSLOG_IDENTIFIER")
+        )
+        pid = self._verbose.get("SYSLOG_PID") or self._verbose.get("_PID")
+        stamp = self._previous
+        return [
+            Record(
+                self.source,
+                line_no,
+                line,
+                value,
+                stamp,
+                ident,
+                None,
+                0,
+                int(pid) if pid and pid.isdigit() else None,
+            )
+        ]
+
+    def _known(self, line: str) -> _Split | None:
+        """The prefix as one of the known grammars reads it, or None."""
         rest = line
         match = _PRIORITY.match(rest)
+        priority = match is not None
         if match:
             rest = rest[match.end() :]
         wall: datetime | None = None
         raw = ""
         ident: str | None = None
         host: str | None = None
+        pid: int | None = None
         head = rest[:1]
         if head == "[":
             match = _UPTIME.match(rest)
@@ -124,18 +341,40 @@ class LineSplitter:
                     raw = match.group(0)[1:].rstrip()[:-1]
                     rest = rest[match.end() :]
                     ident = "kernel"
-        elif head.isdigit():
+            if wall is None:
+                match = _BRACKETED.match(rest)
+                if match:
+                    wall = _fuzzy_time(match.group(1), self.zone)
+                    if wall is not None:
+                        raw = match.group(1)
+                        rest, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
+        elif head.isdigit() or head == " ":
             match = _ISO.match(rest)
             if match:
                 wall = self._iso(match.group(1))
                 raw = match.group(1)
-                rest, ident, host = _syslog_rest(rest[match.end() :], tagless_is_host=False)
-            else:
-                match = _UNIX.match(rest)
-                if match:
-                    wall = datetime.fromtimestamp(float(match.group(1)), self.zone)
-                    raw = match.group(1)
-                    rest, ident, host = _syslog_rest(rest[match.end() :], tagless_is_host=True)
+                rest, ident, host, pid = self._after_date(rest[match.end() :], tagless_is_host=False)
+            elif (match := _UNIX.match(rest)) is not None:
+                wall = datetime.fromtimestamp(float(match.group(1)), self.zone)
+                raw = match.group(1)
+                rest, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=True)
+            elif (match := _UPTIME_NO_BRACKET.match(rest)) is not None:
+                return self._after_uptime(rest, match)
+            elif (match := _LOGCAT.match(rest)) is not None:
+                wall = self._logcat(match)
+                if wall is not None:
+                    raw = match.group(0).strip()
+                    rest, ident, host, pid = self._after_date(rest[match.end() :], tagless_is_host=False)
+        if wall is None and head.isalpha():
+            match = _LOGCAT_BRIEF.match(rest)
+            if match:
+                return _Split(self._previous, match["tag"], None, int(match["pid"]), match["msg"], True)
+            match = _WEEKDAY_FIRST.match(rest)
+            if match and month_number(match.group(2)) is not None:
+                wall = self._weekday_first(match)
+                if wall is not None:
+                    raw = match.group(0).strip()
+                    rest, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=True)
         if wall is None and (head.isalpha() or head.isdigit()):
             # Month first ("Nov 14", "Dez 14"); CJK locales print "11月 14".
             match = _SYSLOG.match(rest)
@@ -143,16 +382,17 @@ class LineSplitter:
                 wall = self._syslog(match)
                 if wall is not None:
                     raw = match.group(0).strip()
-                    rest, ident, host = _syslog_rest(rest[match.end() :], tagless_is_host=True)
+                    rest, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=True)
             if wall is None and head.isalpha():
                 match = _KERNEL_ONLY.match(rest)
                 if match:
                     rest = rest[match.end() :]
                     ident = "kernel"
         if wall is None and ident is None:
-            # No prefix at all: a continuation line (journalctl indents them, rsyslog
-            # and dmesg -T pastes leave them bare) or a raw report. Inherit the stamp.
-            return self._previous, None, None, line
+            if priority:
+                # /proc/kmsg and `dmesg -r` without times: `<4>msg`.
+                return _Split(self._previous, "kernel", None, None, rest, True)
+            return None
         uptime = None
         if ident == "kernel":
             match = _UPTIME.match(rest)
@@ -161,24 +401,34 @@ class LineSplitter:
                 raw = f"{raw} {match.group(0).strip()}".strip()
                 rest = rest[match.end() :]
         if wall is None and uptime is None:
-            return self._remember(NO_STAMP), ident, host, rest
+            return _Split(self._remember(NO_STAMP), ident, host, pid, rest, True)
         stamp = Stamp(wall, uptime, raw, self._boot_for(uptime))
-        return self._remember(stamp), ident, host, rest
+        return _Split(self._remember(stamp), ident, host, pid, rest, True)
 
-    def _after_uptime(self, rest: str, match: re.Match[str]) -> tuple[Stamp, str | None, str | None, str]:
+    def _after_date(
+        self, rest: str, *, tagless_is_host: bool
+    ) -> tuple[str, str | None, str | None, int | None]:
+        """What follows a numeric date: syslog's host and tag, or logcat's pid, tid, level and tag."""
+        logcat = _LOGCAT_REST.match(rest)
+        if logcat:
+            return logcat["msg"], logcat["tag"] or None, None, int(logcat["pid"])
+        return _syslog_rest(rest, tagless_is_host=tagless_is_host)
+
+    def _after_uptime(self, rest: str, match: re.Match[str]) -> _Split:
         uptime = float(match.group(1))
         raw = match.group(0).strip()
         rest = rest[match.end() :]
         ident: str | None = "kernel"
         host: str | None = None
+        pid: int | None = None
         # journalctl -o short-monotonic: "[ 5864.708440] host kernel: msg". Plain dmesg lines far
         # outnumber these, so the cheap test comes first.
         head = rest[:120]
         tagged = _SYSLOG_REST.match(rest) if " kernel:" in head or "]: " in head else None
         if tagged and tagged.group("host") and (tagged.group("tag") == "kernel" or tagged.group("pid")):
-            rest, ident, host = _syslog_rest(rest, tagless_is_host=False)
+            rest, ident, host, pid = _syslog_rest(rest, tagless_is_host=False)
         stamp = Stamp(None, uptime, raw, self._boot_for(uptime))
-        return self._remember(stamp), ident, host, rest
+        return _Split(self._remember(stamp), ident, host, pid, rest, True)
 
     def _remember(self, stamp: Stamp) -> Stamp:
         self._previous = stamp
@@ -204,6 +454,19 @@ class LineSplitter:
         if wall is not None and wall.tzinfo is None:
             wall = wall.replace(tzinfo=self.zone)
         return wall
+
+    def _weekday_first(self, match: re.Match[str]) -> datetime | None:
+        month = month_number(match.group(2))
+        if month is None:
+            return None
+        day, hour, minute, second, year = (int(match.group(i)) for i in range(3, 8))
+        return _local(year, month, day, hour, minute, second, 0, self.zone)
+
+    def _logcat(self, match: re.Match[str]) -> datetime | None:
+        month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 6))
+        micros = int(match.group(6).ljust(6, "0"))
+        year = self.year if self.year is not None else self._infer_year(month, day)
+        return _local(year, month, day, hour, minute, second, micros, self.zone)
 
     def _syslog(self, match: re.Match[str]) -> datetime | None:
         month = month_number(match.group(1))
@@ -270,22 +533,50 @@ def journal_records(
     return [Record(source, number, raw, part, stamp, ident, host) for part in message.split("\n")]
 
 
-def _syslog_rest(rest: str, *, tagless_is_host: bool) -> tuple[str, str | None, str | None]:
-    """Cut "host tag[pid]: " off what follows a stamp; returns (message, ident, host)."""
+@dataclass(frozen=True, slots=True)
+class _Split:
+    """A line cut into its prefix's parts and its message."""
+
+    stamp: Stamp
+    ident: str | None
+    host: str | None
+    pid: int | None
+    message: str
+    prefixed: bool
+
+
+def _syslog_rest(rest: str, *, tagless_is_host: bool) -> tuple[str, str | None, str | None, int | None]:
+    """Cut "host tag[pid]: " off what follows a stamp; returns (message, ident, host, pid)."""
     match = _SYSLOG_REST.match(rest)
     if not match:
-        return rest, "kernel", None
-    host, tag, pid = match.group("host"), match.group("tag"), match.group("pid")
+        return rest, "kernel", None, None
+    host, tag = match.group("host"), match.group("tag")
+    pid = int(match.group("pid")) if match.group("pid") else None
     if tag == "kernel":
-        return match.group("msg"), "kernel", host
-    if host is None and pid is None:
+        return match.group("msg"), "kernel", host, None
+    if host is None and pid is None and match.group("sev") is None:
         if tagless_is_host:
             # "Apr 01 14:13:32 mysrv: sed invoked oom-killer": a host with no tag.
-            return match.group("msg"), "kernel", tag
-        return rest, "kernel", None
-    if host is None and not tagless_is_host:
-        return rest, "kernel", None
-    return match.group("msg"), tag, host
+            return match.group("msg"), "kernel", tag, None
+        return rest, "kernel", None, None
+    if host is None and pid is None and not tagless_is_host:
+        return rest, "kernel", None, None
+    return match.group("msg"), tag, host, pid
+
+
+def _fuzzy_time(text: str, zone: tzinfo) -> datetime | None:
+    """A date-time in a prefix of no known shape, as dateutil reads it (None when it cannot or
+    the year is implausible)."""
+    try:
+        wall = parse_date(text, fuzzy=True, tzinfos=_ZONE_NAMES)
+    except (ParserError, ValueError, OverflowError):
+        return None
+    if not 1990 <= wall.year <= 2100:
+        return None
+    if wall.tzinfo is None:
+        wall = wall.replace(tzinfo=zone)
+    offset = wall.utcoffset() or timedelta(0)
+    return wall.replace(tzinfo=timezone(offset))
 
 
 def _clean(value: object) -> str | None:

@@ -40,6 +40,11 @@ class Record:
     repeats: int = 0
     """Lines just before this one that say the same warning and were counted, not read: a big
     file's NVRM Xid chatter (sources/chunks.py). 0 for every other record."""
+    pid: int | None = None
+    """The pid in a `tag[pid]:` prefix: the daemon that logged it."""
+    prefixed: bool = True
+    """False for a line with no prefix of its own (its stamp is the line before's): a
+    continuation, or the rest of a line a terminal wrapped."""
 
     @property
     def is_kernel(self) -> bool:

@@ -6,15 +6,17 @@ import dataclasses
 import re
 
 from oomtrace import events as ev
-from oomtrace.model import Episode, Moment, UnitNote, Victim
+from oomtrace.model import Episode, Moment, Trigger, UnitNote, Victim
 
 # A unit record this long after a kill (systemd notices the exit, then restarts) belongs to it.
 UNIT_AFTER_S = 300.0
 UNIT_BEFORE_S = 10.0
 # Unit records of one unit closer together than this are one death.
 UNIT_GROUP_S = 60.0
+# Unit records with no times: this many records apart at most to be one death.
+UNIT_GROUP_LINES = 20
 _UNIT = re.compile(r"[^/]+\.(?:service|scope)$")
-USERSPACE_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "lmkd")
+USERSPACE_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "lmkd", "lowmemorykiller")
 
 
 def unit_of(cgroup: str | None) -> str | None:
@@ -87,10 +89,19 @@ def userspace_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
             oom_score_adj_from="kill line" if kill.oom_score_adj is not None else None,
             rss_kb=kill.rss_kb,
         )
+    record = kill.record
+    # The trigger of a userspace kill is the daemon that decided (lowmemorykiller names the task
+    # it killed for); its pid comes from the `name[pid]:` prefix where one was printed.
+    daemon = kill.trigger or (record.ident if record.ident not in (None, "kernel") else None) or kill.killer
+    daemon_pid = kill.trigger_pid if kill.trigger is not None else record.pid
+    trigger = Trigger(daemon, daemon_pid, None, None, None, None, None, None, None)
     return bare_episode(
         kill.killer,
         moment,
         kill.record.host,
+        trigger=trigger,
+        constraint=kill.constraint,
+        constraint_from="the killer's record" if kill.constraint else None,
         victim=victim,
         task_memcg=kill.cgroup,
         unit=unit_of(kill.cgroup),
@@ -135,6 +146,14 @@ def _unit_only_episodes(notes: list[UnitNote]) -> list[Episode]:
         for group in groups:
             last = group[-1]
             gap = _gap(last.moment, note.moment)
+            if gap is None and last.moment.time is None and note.moment.time is None:
+                # No times at all (`journalctl -o cat`, `systemctl status`): records close in the
+                # same source are one death.
+                near = (
+                    last.moment.source == note.moment.source
+                    and note.moment.seq - last.moment.seq <= UNIT_GROUP_LINES
+                )
+                gap = 0.0 if near else None
             if last.unit == note.unit and gap is not None and 0 <= gap <= UNIT_GROUP_S:
                 group.append(note)
                 break

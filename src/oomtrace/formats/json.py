@@ -105,6 +105,7 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         "constraint": episode.constraint,
         "constraint_from": episode.constraint_from,
         "memcg": episode.memcg,
+        "memcg_from": episode.memcg_from,
         "memcg_owner": why.memcg_owner,
         "task_memcg": episode.task_memcg,
         "task_memcg_owner": why.task_memcg_owner,

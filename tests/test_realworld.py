@@ -1,0 +1,32 @@
+"""The real-paste corpus (tests/realworld/): every case read, none refused, the facts scored."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.realworld.score import CASES, score_all, score_case
+
+# The total share of facts right on tests/realworld/cases (README, "Real pastes"). A change that
+# lowers it fails here; one that raises it should raise this too.
+MIN_SHARE = 0.87
+
+
+def test_no_case_is_refused_and_the_total_holds() -> None:
+    scores = score_all()
+    assert len(scores) >= 60
+    refused = [(s.name, s.refused) for s in scores if s.refused]
+    assert refused == []
+    right = sum(s.right for s in scores)
+    total = sum(s.total for s in scores)
+    assert right / total >= MIN_SHARE, f"{right}/{total}"
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir()), ids=str)
+def test_every_case_names_its_source_and_its_facts(case: str) -> None:
+    expected = json.loads((CASES / case / "expected.json").read_text())
+    assert expected["source"].startswith("http")
+    assert isinstance(expected["episodes"], list)
+    assert (CASES / case / "input.txt").stat().st_size > 0
+    assert score_case(CASES / case).refused is None
