@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -195,6 +196,10 @@ class EpisodeBuilder:
             self._unit_records.append((event, self._seq))
         elif isinstance(event, ev.CallbacksSuppressed):
             self._suppressed += event.count
+            # Rate-limited reports are records the log lost.
+            self._warning(
+                ev.EarlyWarning(event.record, "lost-messages", event.record.message.strip(), "ratelimit")
+            )
         elif isinstance(event, (ev.NoKillable, ev.OomPanic)):
             draft = self._current or self._open(event, header=None)
             draft.add(event, self._seq)
@@ -551,6 +556,9 @@ class _Freezer:
             value = summary.fields.get("constraint")
             if value in _CONSTRAINTS:
                 return _CONSTRAINTS[value], "oom-kill summary"
+            close = difflib.get_close_matches((value or "").strip().upper(), _CONSTRAINTS, n=1, cutoff=0.85)
+            if close:
+                return _CONSTRAINTS[close[0]], f"oom-kill summary (read {value!r} as {close[0]})"
             if summary.global_oom:
                 return "global", "oom-kill summary"
             if "oom_memcg" in summary.fields:
@@ -843,7 +851,10 @@ def _incidents(episodes: list[Episode], warnings: list[KernelWarning]) -> list[I
     previous_end: Moment | None = None
     for number, group in enumerate(groups, start=1):
         start = group[0].moment
-        attached = tuple(w for w in warnings if _warns(w, start, previous_end, group[0].host))
+        # Lost records say the log is incomplete, not that memory ran short: never a warning.
+        attached = tuple(
+            w for w in warnings if w.kind != "lost-messages" and _warns(w, start, previous_end, group[0].host)
+        )
         earliest = min(attached, key=lambda w: _sort_key(w.first), default=None)
         lead = moment_gap(earliest.first, start) if earliest else None
         incidents.append(Incident(number, tuple(e.id for e in group), attached, earliest, lead))

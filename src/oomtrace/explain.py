@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from oomtrace.allocation import call_path, request
 from oomtrace.badness import Ranking, rank
-from oomtrace.model import Episode, Victim
+from oomtrace.model import Analysis, Episode, Victim
 from oomtrace.serverlines import PlanItem
-from oomtrace.units import kib
+from oomtrace.units import clock, kib
 
 # A victim whose address space is this many times its resident set, and at least this much
 # larger, held memory outside its RSS (CUDA buffers on unified memory, or untouched mappings).
@@ -210,6 +210,20 @@ _XID_MEANINGS = {
     "119": "GSP RPC timeout",
     "120": "GSP error",
 }
+
+
+def lost_records_note(analysis: Analysis) -> str | None:
+    """What the log says it lost (journald falling behind, printk dropping lines, rate limits):
+    the record is incomplete, and a kill may be missing from it."""
+    runs = [w for w in analysis.warnings if w.kind == "lost-messages"]
+    if not runs:
+        return None
+    said = "; ".join(
+        f"{w.text.strip()} ({clock(w.first)}" + (f", {w.count} times)" if w.count > 1 else ")")
+        for w in runs[:3]
+    )
+    more = f" and {len(runs) - 3} more" if len(runs) > 3 else ""
+    return f"the log says it lost records: {said}{more}"
 
 
 def warning_summary(kind: str, key: str, text: str) -> str:

@@ -206,8 +206,9 @@ def _oom_kill(record: Record, text: str) -> ev.Event | None:
     for item in text[len("oom-kill:") :].split(","):
         key, sep, value = item.partition("=")
         if sep:
-            fields[key.strip()] = value
-            last = key.strip()
+            # Lower-case: a retyped paste says `cOnstraint=`; the kernel prints every key so.
+            last = key.strip().lower()
+            fields[last] = value
         elif item.strip() == "global_oom":
             global_oom = True
         elif last is not None:
@@ -653,6 +654,9 @@ def _lmkd(record: Record, text: str) -> ev.Event | None:
         None,
         int(match["adj"]),
         int(match["uid"]) if match["uid"] else None,
+        # lmkd logs under the tag `lowmemorykiller`; the daemon that decided is lmkd.
+        trigger="lmkd",
+        trigger_pid=record.pid,
     )
 
 

@@ -20,6 +20,8 @@ _MEMCG_STAT = re.compile(r"(?P<name>[a-z_]+) (?P<value>\d{1,20})")
 # Tasks tables print a process name last; the columns before it are numbers.
 _INT = re.compile(r"-?\d{1,20}")
 
+# Lines at least this long may have been wrapped (mail clients wrap at 72 to 78, terminals at 80).
+_WRAP_WIDTH = 60
 _KERNEL_KINDS = tuple(k for k in MESSAGES if k.origin in ("kernel", "any"))
 _OTHER_KINDS = tuple(k for k in MESSAGES if k.origin != "kernel")
 
@@ -76,15 +78,19 @@ def parse_records(records: Iterable[Record]) -> Iterator[tuple[Record, ev.Event 
 
 
 def _continues(previous: Record, record: Record) -> bool:
+    """Can `record` be the rest of `previous`? It has no prefix of its own (or the same stamp and
+    an indent, as /proc/kmsg prints the lines of one multi-line record), and `previous` looks cut:
+    as long as a terminal or mail line, or ending where the kernel's own lines go on."""
     text = record.message.strip()
-    return (
-        not record.prefixed
-        and previous.prefixed
-        and record.source == previous.source
-        and bool(text)
-        and text.strip(".… ") != ""
-        and previous.is_kernel == record.is_kernel
-    )
+    if not text or text.strip(".… ") == "" or record.source != previous.source:
+        return False
+    if previous.is_kernel != record.is_kernel:
+        return False
+    indented = record.message[:2].isspace() and record.stamp == previous.stamp
+    if record.prefixed and not indented:
+        return False
+    head = previous.message.rstrip()
+    return len(previous.raw.rstrip()) >= _WRAP_WIDTH or head.endswith((",", "because")) or indented
 
 
 def _joined(previous: Record, record: Record, glue: str) -> Record:
@@ -93,15 +99,17 @@ def _joined(previous: Record, record: Record, glue: str) -> Record:
 
 
 def _more(event: ev.Event, before: ev.Event | None) -> bool:
-    """Does the joined line say more than the first part alone?"""
+    """Does the joined line say more than the first part alone: it reads where the part did
+    not, it fills fields the part left empty, or it completes a name the part cut?"""
     if before is None:
         return True
     if type(event) is not type(before):
         return False
+    if isinstance(before, ev.Killed) and isinstance(event, ev.Killed) and before.comm_cut:
+        return not event.comm_cut or len(event.comm) > len(before.comm)
     fields = [f for f in event.__slots__ if f != "record"]  # type: ignore[attr-defined]
-    now = [getattr(event, f) for f in fields]
-    then = [getattr(before, f) for f in fields]
-    return now != then and sum(v is not None for v in now) >= sum(v is not None for v in then)
+    now = sum(getattr(event, f) is not None for f in fields)
+    return now > sum(getattr(before, f) is not None for f in fields)
 
 
 def split_task_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] | None:

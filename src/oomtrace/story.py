@@ -47,6 +47,8 @@ class Story:
 
 def name_matches(query: str, comm: str) -> bool:
     """Does a kernel comm name the queried process? Handles the 15-character cut."""
+    if comm == query:
+        return True  # names hold `/`, spaces and brackets: kworker/u8:2, CPU 0/KVM, runc:[2:INIT]
     wanted = os.path.basename(query.rstrip("/")) or query
     if comm == wanted:
         return True

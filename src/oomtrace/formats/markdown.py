@@ -11,6 +11,7 @@ from oomtrace.explain import (
     Explanation,
     MemoryPicture,
     explain_episode,
+    lost_records_note,
     plan_comparison,
     warning_summary,
 )
@@ -173,7 +174,9 @@ def _footer(analysis: Analysis) -> str:
     records = sum(s.records for s in analysis.sources)
     problems = "".join(f" {text(s.name)}: {text(s.problem)}." for s in analysis.sources if s.problem)
     read = f"read {text(_names(analysis))} ({records} lines{text(span)})."
-    return f"<sub>oomtrace {__version__} {read}{problems}</sub>"
+    lost = lost_records_note(analysis)
+    lost_text = f" Incomplete: {text(lost)}." if lost else ""
+    return f"<sub>oomtrace {__version__} {read}{problems}{lost_text}</sub>"
 
 
 def _story(story: Story) -> str:

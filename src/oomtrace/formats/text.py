@@ -13,6 +13,7 @@ from oomtrace.explain import (
     MemoryPicture,
     cgroup_owner,
     explain_episode,
+    lost_records_note,
     plan_comparison,
     warning_summary,
 )
@@ -351,7 +352,9 @@ def _summary_line(analysis: Analysis) -> str:
     )
     unit = "entries" if analysis.sources and all(s.kind == "journal" for s in analysis.sources) else "lines"
     problems = "".join(f" {s.name}: {s.problem}." for s in analysis.sources if s.problem)
-    return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}.{problems}"
+    lost = lost_records_note(analysis)
+    lost_text = f" Incomplete: {lost}." if lost else ""
+    return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}.{problems}{lost_text}"
 
 
 def _list_time(episode: Episode) -> str:
