@@ -567,6 +567,7 @@ class _Freezer:
         memcg_signs = (
             task_in is not None
             or bool(self.all(ev.MemcgUsage))
+            or bool(self.all(ev.MemcgStatsHeader))
             or (draft.kill is not None and draft.kill.memcg)
             or (draft.chosen is not None and draft.chosen.memcg)
         )
@@ -641,8 +642,9 @@ class _Freezer:
             elif row is not None and str(row.get("name", "")).startswith(comm) and row.get("name"):
                 comm, comm_from = str(row["name"]), "tasks table"
         adj, adj_from = kill.oom_score_adj, "kill line"
-        if adj is None and row is not None and isinstance(row.get("oom_score_adj"), int):
-            adj, adj_from = int(row["oom_score_adj"]), "tasks table"
+        if adj is None and row is not None:
+            adj, row_adj_from = _row_adj(row)
+            adj_from = row_adj_from or adj_from
         uid = kill.uid
         if uid is None and fields.get("uid", "").isdigit():
             uid = int(fields["uid"])
@@ -674,7 +676,7 @@ class _Freezer:
         else:
             return None
         row = next((r for r in tasks if r.get("pid") == pid), None)
-        adj = row.get("oom_score_adj") if row is not None else None
+        adj, adj_from = _row_adj(row) if row is not None else (None, None)
         uid = int(fields["uid"]) if fields.get("uid", "").isdigit() else None
         return Victim(
             comm=comm,
@@ -685,8 +687,8 @@ class _Freezer:
             file_rss_kb=None,
             shmem_rss_kb=None,
             pgtables_kb=None,
-            oom_score_adj=adj if isinstance(adj, int) else None,
-            oom_score_adj_from="tasks table" if isinstance(adj, int) else None,
+            oom_score_adj=adj,
+            oom_score_adj_from=adj_from,
             comm_from=source,
             pid_from=source,
         )
@@ -745,6 +747,18 @@ class _Freezer:
         if draft.kill is None and not self.all(ev.NoKillable) and not self.all(ev.OomPanic):
             missing.append("kill")
         return tuple(missing)
+
+
+def _row_adj(row: Mapping[str, int | str]) -> tuple[int | None, str | None]:
+    """The adj in a task's row: its column, or in a row whose header was cut off the last number
+    (every kernel since 2.6.36 ends the table with `oom_score_adj name`)."""
+    adj = row.get("oom_score_adj")
+    if isinstance(adj, int):
+        return adj, "tasks table"
+    numbered = sorted((int(k[3:]), v) for k, v in row.items() if k.startswith("col") and k[3:].isdigit())
+    if len(numbered) >= 6 and isinstance(numbered[-1][1], int):
+        return numbered[-1][1], "tasks table (header cut off: its last number)"
+    return None, None
 
 
 def _numbered(episodes: list[Episode]) -> list[Episode]:

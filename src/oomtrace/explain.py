@@ -237,6 +237,8 @@ def warning_summary(kind: str, key: str, text: str) -> str:
         return f"NVIDIA Xid {code}" + (f": {meaning}" if meaning else "")
     if kind == "page-allocation-failure":
         comm, _, order = key.rpartition(":order")
+        if not order.isdigit():
+            return f"{key.rpartition(':')[0]}: vmalloc allocation failure"
         return f"{comm}: page allocation failure, order {order} ({kib(4 << int(order))})"
     return text
 

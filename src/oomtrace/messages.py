@@ -70,7 +70,17 @@ _INVOKED = re.compile(
 _ADJ_IN_HEADER = re.compile(r"(?:oom_score_adj|oom_adj|oomkilladj)=(-?\d{1,20})")
 
 
+# 2.6.0-2.6.1x print no name: `oom-killer: gfp_mask=0xd0` (with `, order=N` from 2.6.13).
+_OLD_HEADER = re.compile(
+    r"oom-killer: gfp_mask=(?P<gfp>0x[0-9a-fA-F]+)(?:, order=(?P<order>-?\d{1,2})(?!\d))?"
+)
+
+
 def _invoked(record: Record, text: str) -> ev.Event | None:
+    old = _OLD_HEADER.match(text)
+    if old:
+        order = int(old["order"]) if old["order"] else None
+        return ev.OomInvoked(record, "?", old["gfp"].lower(), None, order, None, None)
     match = _INVOKED.match(text)
     if not match or not match["comm"].strip():
         return None
@@ -276,7 +286,8 @@ _KILLED = re.compile(
     rf"(?P<lead>{_OUT_OF}: )?Killed process (?P<pid>\d{{1,20}}(?![\d\w])|[^\s(,]*)"
     r"(?:, UID (?P<uid>\d{1,20}),)? ?\("
 )
-_KILLED_NAME_END = re.compile(r"\)(?=,? ?(?:UID |total-vm|anon-rss|file-rss|score)|[.,]?\s*$)")
+# What may follow the name's `)`; a cut line may end inside the word (`(rms) total-v`).
+_KILLED_NAME_END = re.compile(r"\)(?=,? ?(?:UID|total|anon|file|shmem|pgtables|score)|[.,]?\s*$)")
 _KILLED_UID = re.compile(r"UID:?\s*(\d{1,20})")
 _KILLED_ADJ = re.compile(r"oom_score_adj:\s*(-?\d{1,20})")
 
@@ -398,10 +409,25 @@ _PAGE_ALLOC = re.compile(
 )
 
 
+# The same failure as other allocators and older kernels say it: `vmalloc: allocation failure: N
+# bytes` (3.x-4.x), `vmalloc error: size N, ...` (6.x), 2.4's `__alloc_pages: 0-order allocation
+# failed (gfp=0x1d2/0)`.
+_OTHER_ALLOC = re.compile(
+    r"(?:(?P<comm>\S+): )?vmalloc(?:: allocation failure| error: size)"
+    r"|__alloc_pages: (?P<order>\d{1,2})-order allocation failed"
+)
+
+
 def _page_alloc(record: Record, text: str) -> ev.Event | None:
     match = _PAGE_ALLOC.match(text)
     if not match:
-        return None
+        other = _OTHER_ALLOC.search(text)
+        if not other:
+            return None
+        what = "vmalloc" if "vmalloc" in other[0] else f"order{other['order']}"
+        return ev.EarlyWarning(
+            record, "page-allocation-failure", text[other.start() :], f"{other['comm'] or '?'}:{what}"
+        )
     return ev.EarlyWarning(record, "page-allocation-failure", text, f"{match['comm']}:order{match['order']}")
 
 
@@ -528,52 +554,55 @@ def _oomd(record: Record, text: str) -> ev.Event | None:
 
 
 # earlyoom's kill line across its versions: `sending SIGTERM to process N uid N "comm": badness N,
-# VmRSS N MiB` (1.6+), the same without uid (1.3-1.5), `Killing process 'comm' with signal 15, pid:
-# N, badness: N, VmRSS: N MiB` (1.1-1.2), and `Killing process N comm with oom_score N`.
+# VmRSS N MiB` (1.6+; 1.8 adds `oom_score N, oom_score_adj N` and the cmdline), the same without
+# uid (1.3-1.5), `killing process N "comm" with signal 15: badness N, VmRSS N MiB` (1.2),
+# `Killing process 'comm' with signal 15, pid: N, badness: N, VmRSS: N MiB` (1.1), and
+# `Killing process N comm with oom_score N` (older).
+_EARLYOOM_KILL = re.compile(
+    r"(?:sending (?P<sig>SIG\w+) to process|[Kk]illing process) (?P<pid>\d{1,9})(?: uid (?P<uid>\d{1,9}))?"
+    r' (?:"(?P<comm>[^"]*)"|\((?P<comm2>[^)]*)\)|(?P<comm3>[^\s:,]+))'
+)
 _EARLYOOM_OLD = re.compile(
     r"Killing process '(?P<comm>[^']*)' with signal (?P<sig>\d{1,2}), pid: (?P<pid>\d{1,9})"
-    r"(?:, badness: (?P<badness>-?\d{1,9}))?(?:, VmRSS: (?P<rss>\d{1,12}) MiB)?"
 )
+_EARLYOOM_SIGNAL = re.compile(r"with signal (\d{1,2})")
+_EARLYOOM_BADNESS = re.compile(r"(?:badness|oom_score):? (-?\d{1,9})")
+_EARLYOOM_ADJ = re.compile(r"oom_score_adj:? (-?\d{1,9})")
+_EARLYOOM_RSS = re.compile(r"VmRSS:? (\d{1,12}) MiB")
 _SIGNALS = {"9": "SIGKILL", "15": "SIGTERM"}
-_EARLYOOM_KILL = re.compile(
-    r"(?:sending (?P<sig>SIG\w+) to process|Killing process) (?P<pid>\d{1,9})(?: uid (?P<uid>\d{1,9}))?"
-    r' (?:"(?P<comm>[^"]*)"|\((?P<comm2>[^)]*)\)|(?P<comm3>\S+))[:,]?(?: with)?'
-    r"(?: (?:badness|oom_score) (?P<badness>-?\d{1,9}))?,?(?: VmRSS (?P<rss>\d{1,12}) MiB)?"
-)
 
 
 def _earlyoom(record: Record, text: str) -> ev.Event | None:
     old = _EARLYOOM_OLD.search(text)
-    if old:
-        return ev.UserspaceKill(
-            record,
-            "earlyoom",
-            old["comm"],
-            int(old["pid"]),
-            None,
-            _SIGNALS.get(old["sig"], f"signal {old['sig']}"),
-            text[old.start() :],
-            int(old["rss"]) * 1024 if old["rss"] else None,
-            int(old["badness"]) if old["badness"] else None,
-        )
-    match = _EARLYOOM_KILL.search(text)
+    match = old or _EARLYOOM_KILL.search(text)
     if not match:
         return None
-    # `Killing process N comm` is also the wording of other tools: only earlyoom's own records.
-    if match["sig"] is None and record.ident != "earlyoom":
+    signal = match["sig"] if not old else None
+    number = _EARLYOOM_SIGNAL.search(text, match.start())
+    if signal is None and number is not None:
+        signal = _SIGNALS.get(number[1], f"signal {number[1]}")
+    # `Killing process N comm` is also the wording of other tools: only earlyoom's own records,
+    # or a line that says its signal as earlyoom does.
+    if signal is None and record.ident != "earlyoom":
         return None
+    rest = text[match.end() :]
+    badness = _EARLYOOM_BADNESS.search(rest)
+    adj = _EARLYOOM_ADJ.search(rest)
+    rss = _EARLYOOM_RSS.search(rest)
+    comm = match["comm"] if old else match["comm"] or match["comm2"] or match["comm3"]
+    uid = None if old else match["uid"]
     return ev.UserspaceKill(
         record,
         "earlyoom",
-        match["comm"] or match["comm2"] or match["comm3"],
+        comm,
         int(match["pid"]),
         None,
-        match["sig"] or "SIGTERM",
+        signal or "SIGTERM",
         text[match.start() :],
-        int(match["rss"]) * 1024 if match["rss"] else None,
-        int(match["badness"]) if match["badness"] else None,
-        None,
-        int(match["uid"]) if match["uid"] else None,
+        int(rss[1]) * 1024 if rss else None,
+        int(badness[1]) if badness else None,
+        int(adj[1]) if adj else None,
+        int(uid) if uid else None,
     )
 
 
@@ -702,11 +731,12 @@ def _journald_pressure(record: Record, text: str) -> ev.Event | None:
 MESSAGES: tuple[MessageKind, ...] = (
     MessageKind(
         "oom-invoked",
-        ("invoked oom-killer",),
+        ("invoked oom-killer", "oom-killer: gfp_mask"),
         _invoked,
         "the OOM killer was invoked (a report begins)",
         "dashboard-servi invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), "
         "order=0, oom_score_adj=200",
+        begins=("oom-killer: gfp_mask",),
         after_name=" invoked oom-killer",
         opens_report=True,
     ),
@@ -717,7 +747,13 @@ MESSAGES: tuple[MessageKind, ...] = (
         "the kill",
         "Out of memory: Killed process 1966928 (llama-server) total-vm:164222812kB, anon-rss:31651260kB, "
         "file-rss:8420kB, shmem-rss:0kB, UID:1000 pgtables:63896kB oom_score_adj:200",
-        begins=("Memory cgroup out of memory", "Out of memory", "Out of Memory", "Killed process"),
+        begins=(
+            "Memory cgroup out of memory",
+            "Out of memory",
+            "Out of Memory",
+            "out of memory",
+            "Killed process",
+        ),
     ),
     MessageKind(
         "kill-chosen",
@@ -800,7 +836,7 @@ MESSAGES: tuple[MessageKind, ...] = (
     ),
     MessageKind(
         "page-allocation-failure",
-        ("page allocation failure",),
+        ("page allocation failure", "vmalloc: allocation failure", "vmalloc error", "allocation failed"),
         _page_alloc,
         "kernel page allocation failure",
         "kworker/u8:2: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL|__GFP_COMP), "
@@ -999,7 +1035,7 @@ MESSAGES: tuple[MessageKind, ...] = (
     ),
     MessageKind(
         "earlyoom-kill",
-        ("SIGTERM to process", "SIGKILL to process", "Killing process"),
+        ("SIGTERM to process", "SIGKILL to process", "illing process"),
         _earlyoom,
         "earlyoom killed a process",
         'sending SIGTERM to process 1234 uid 1000 "firefox": badness 900, VmRSS 3012 MiB',
@@ -1071,6 +1107,11 @@ _TASKS_BEGIN = re.compile(r"\[\s*pid\s*\]|\[\s*\d{1,9}\]\s+\d")
 _NAME_ENDS = tuple(k.after_name for k in MESSAGES if k.after_name)
 # What separates a prefix from a name that stands first in a message.
 _SEPARATORS = ("] ", ": ", "| ", "> ", "$ ", "# ", "\t")
+
+
+def begins_known(text: str) -> bool:
+    """Does `text` begin with a known message (not merely hold one further in)?"""
+    return _BEGINS.match(text) is not None
 
 
 def message_start(text: str) -> int:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from oomtrace import events as ev
-from oomtrace.messages import MAX_MESSAGE, MESSAGES, MessageKind, tasks_line
+from oomtrace.messages import MAX_MESSAGE, MESSAGES, MessageKind, begins_known, tasks_line
 from oomtrace.records import Record
 
 _FRAME = re.compile(
@@ -20,6 +20,20 @@ _MEMCG_STAT = re.compile(r"(?P<name>[a-z_]+) (?P<value>\d{1,20})")
 # Tasks tables print a process name last; the columns before it are numbers.
 _INT = re.compile(r"-?\d{1,20}")
 
+# Report lines that stand alone although no event is made of them: never the rest of a line.
+_STANDALONE = (
+    "Call Trace",
+    "<TASK>",
+    "</TASK>",
+    "Tasks state",
+    "Modules linked in",
+    "Code:",
+    "RIP:",
+    "RSP:",
+    "Workqueue:",
+)
+# Events whose text fields are paths or names, which a wrap can cut.
+_PATHS = (ev.TaskInMemcg, ev.MemcgStatsHeader, ev.CpusetLine)
 # Lines at least this long may have been wrapped (mail clients wrap at 72 to 78, terminals at 80).
 _WRAP_WIDTH = 60
 _KERNEL_KINDS = tuple(k for k in MESSAGES if k.origin in ("kernel", "any"))
@@ -84,6 +98,8 @@ def _continues(previous: Record, record: Record) -> bool:
     text = record.message.strip()
     if not text or text.strip(".… ") == "" or record.source != previous.source:
         return False
+    if text.startswith(_STANDALONE) or begins_known(text):
+        return False
     if previous.is_kernel != record.is_kernel:
         return False
     indented = record.message[:2].isspace() and record.stamp == previous.stamp
@@ -109,7 +125,18 @@ def _more(event: ev.Event, before: ev.Event | None) -> bool:
         return not event.comm_cut or len(event.comm) > len(before.comm)
     fields = [f for f in event.__slots__ if f != "record"]  # type: ignore[attr-defined]
     now = sum(getattr(event, f) is not None for f in fields)
-    return now > sum(getattr(before, f) is not None for f in fields)
+    then = sum(getattr(before, f) is not None for f in fields)
+    if now != then:
+        return now > then
+    if not isinstance(event, _PATHS):
+        return False
+    # A cgroup path the part cut, completed by the rest (free text such as a hardware name
+    # would "grow" by any line).
+    pairs = [(getattr(event, f), getattr(before, f)) for f in fields]
+    changed = [(a, b) for a, b in pairs if a != b]
+    return bool(changed) and all(
+        isinstance(a, str) and isinstance(b, str) and a.startswith(b) for a, b in changed
+    )
 
 
 def split_task_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import quopri
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -230,7 +231,12 @@ class LineSplitter:
             start = message_start(text)
             if start:
                 self._learn(text[:start])
-                return _Split(self._stamp_in(text[:start]), None, None, None, text[start:], True)
+                stamp = self._stamp_in(text[:start])
+                if stamp is NO_STAMP:
+                    # Nothing datable before it: the rest of a wrapped line, or a paste of
+                    # messages behind a name (`[pod/x] Out of memory: ...`). Inherit the stamp.
+                    return _Split(self._previous, None, None, None, text[start:], False)
+                return _Split(stamp, None, None, None, text[start:], True)
             # No prefix at all: a continuation line (journalctl indents them, rsyslog and dmesg -T
             # pastes leave them bare) or a raw report. Inherit the stamp.
             return _Split(self._previous, None, None, None, text, False)
@@ -259,6 +265,9 @@ class LineSplitter:
             line = _QUOTED.sub("", line, count=1) if _QUOTED.match(line) else line
         if "\\" in line:
             line = _MD_ESCAPE.sub(r"\1", line).rstrip("\\")
+        if "=3D" in line:
+            # A mail quoted-printable in transit: `gfp_mask=3D0x200da` (every `=` is `=3D` then).
+            line = quopri.decodestring(line.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
         if line.lstrip()[:1] in _MARKS or line[-1:] in _MARKS:
             # `**[ 123.4] Out of memory: ...**`, a code span, a fence: Markdown, never log text.
             line = _MARKDOWN_EDGE.sub("", line)
@@ -275,7 +284,7 @@ class LineSplitter:
         wall = _fuzzy_time(head, self.zone) if _CLOCK.search(head) else None
         uptime = float(uptime_match.group(1)) if uptime_match else None
         if wall is None and uptime is None:
-            return self._remember(NO_STAMP)
+            return NO_STAMP
         return self._remember(Stamp(wall, uptime, head.strip(), self._boot_for(uptime)))
 
     def _split_verbose(self, line: str, line_no: int) -> list[Record] | None:
