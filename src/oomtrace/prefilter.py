@@ -52,12 +52,20 @@ class Prefilter:
         if self._left:
             self._left -= 1
             if "Killed process" in text:
-                self._left = 0  # the report ends at its kill; oom_reaper lines are anchors anyway
+                self._left = 1  # the report ends at its kill (and the kill line's wrapped rest)
             elif "invoked oom-killer" in text:
                 self._left = REGION_MAX_LINES  # a new report begins inside this one
+            elif not self._left and self._anchored(text):
+                self._left = 1
             return True
         if not any(anchor in text for anchor in ANCHORS):
             return False
         if "Killed process" not in text and any(start in text for start in REGION_STARTS):
             self._left = REGION_MAX_LINES
+        elif XID_ANCHOR not in text:
+            self._left = 1  # a wrapped line's rest holds no anchor of its own (parse.parse_records)
         return True
+
+    @staticmethod
+    def _anchored(text: str) -> bool:
+        return XID_ANCHOR not in text and any(anchor in text for anchor in ANCHORS)
