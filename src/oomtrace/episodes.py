@@ -590,7 +590,8 @@ class _Freezer:
     def constraint_from_trace(self) -> str | None:
         """memcg when the allocation failed charging a cgroup, global when the page allocator
         itself gave up; frames marked `?` are stale stack words, never counted."""
-        functions = {e.function for e in self.all(ev.CallFrame) if e.reliable}
+        # `__alloc_pages_slowpath.constprop.0`: the compiler's clone of the same function.
+        functions = {e.function.split(".")[0] for e in self.all(ev.CallFrame) if e.reliable}
         if functions & _MEMCG_FRAMES:
             return "memcg"
         if "out_of_memory" in functions and functions & _ALLOCATOR_FRAMES:

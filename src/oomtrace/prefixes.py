@@ -291,7 +291,8 @@ class LineSplitter:
         """journalctl -o verbose: the header's stamp, then one record per MESSAGE field."""
         header = _VERBOSE_HEADER.match(line)
         if header:
-            wall = self._iso(header["when"] + (f" {header['zone']}" if header["zone"] else ""))
+            when = header["when"] + (f" {header['zone']}" if header["zone"] else "")
+            wall = _fuzzy_time(when, self.zone)
             self._verbose = {}
             self._remember(Stamp(wall, None, header["when"], self._boot))
             return []

@@ -1,0 +1,396 @@
+"""What pastes do to kernel lines, one kind at a time, with our own examples.
+
+The real-paste corpus (tests/realworld/) is the measure; these are the shapes it could not show
+(no public sample was found) or shows once, written out so each stays understood. Every example
+is a real kernel or daemon line wrapped in what terminals, pagers, mail clients, consoles and
+log shippers put around it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run
+from tests.realworld.score import _actual
+
+KILL = (
+    "Out of memory: Killed process 1966928 (llama-server) total-vm:164222812kB, anon-rss:31651260kB, "
+    "file-rss:8420kB, shmem-rss:0kB, UID:1000 pgtables:63896kB oom_score_adj:200"
+)
+HEADER = "dashboard-servi invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0"
+VICTIM = {"victim": "llama-server", "pid": 1966928, "anon_rss_kb": 31651260, "oom_score_adj": 200}
+
+
+def facts(tmp_path: Path, text: str, *extra: str) -> tuple[list[dict], dict]:
+    log = tmp_path / "paste.txt"
+    log.write_text(text)
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026", *extra)
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    return document["episodes"], document
+
+
+def assert_facts(episode: dict, expected: dict) -> None:
+    got = {name: _actual(episode, name) for name in expected}
+    assert got == expected
+
+
+PREFIXED = {
+    "kubectl logs --prefix": f"[pod/llama-0/server] [ 5864.708440] {KILL}\n",
+    "docker compose column": f"llama_1  | [ 5864.708440] {KILL}\n",
+    "shell prompt glued": f"root@gpu-3:~# dmesg | tail -1[ 5864.708440] {KILL}\n",
+    "login prompt glued": f"gpu-3 login: [ 5864.708440] {KILL}\n",
+    "e-mail quoting": f"> > [ 5864.708440] {KILL}\n",
+    "Markdown bold": f"**[ 5864.708440] {KILL}**\n",
+    "Markdown code span": f"`[ 5864.708440] {KILL}`\n",
+    "Markdown escapes": f"\\[ 5864.708440\\] {KILL}\n",
+    "first line lost its [": f" 5864.708440] {KILL}\n",
+    "/proc/kmsg priority": f"<3>[ 5864.708440] {KILL}\n",
+    "VM console name": f"vm-7 console | [ 5864.708440] {KILL}\n",
+    "VMware vmware.log guest line": f"2026-11-14T13:12:12.127Z In(05) vcpu-5 - Guest: <3>[ 5864.708440] {KILL}\n",
+}
+
+
+@pytest.mark.parametrize("text", PREFIXED.values(), ids=PREFIXED.keys())
+def test_a_kill_line_behind_any_prefix(text: str, tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "uptime_s": 5864.70844, "constraint": "global"})
+
+
+STAMPED = {
+    "OpenWrt logread": (f"Sat Nov 14 13:12:12 2026 kern.err kernel: [ 5864.708440] {KILL}\n", "13:12:12"),
+    "syslog severity word": (f"Nov 14 13:12:12 gpu-3 INFO kernel: {KILL}\n", "13:12:12"),
+    "syslog facility.level": (f"Nov 14 13:12:12 gpu-3 kern.warning kernel: {KILL}\n", "13:12:12"),
+    "bracketed local time with zone": (f"[2026-11-14 14:12:12 CET] {KILL}\n", "14:12:12"),
+    "dmesg -T, German": (f"[Sa Nov 14 13:12:12 2026] {KILL}\n", "13:12:12"),
+    "dmesg -T, Russian": (f"[Сб ноя 14 13:12:12 2026] {KILL}\n", "13:12:12"),
+    "journalctl short, Spanish": (f"nov 14 13:12:12 gpu-3 kernel: {KILL}\n", "13:12:12"),
+    "a date: prefix before syslog": (
+        f"2026-11-14 13:12:12 | Nov 14 13:12:12 gpu-3 kernel: {KILL}\n",
+        "13:12:12",
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "clock"), STAMPED.values(), ids=STAMPED.keys())
+def test_a_stamp_read_from_any_prefix(text: str, clock: str, tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "clock": clock, "date": "2026-11-14"})
+
+
+def test_journalctl_verbose(tmp_path: Path) -> None:
+    text = (
+        "Sat 2026-11-14 13:12:12.345678 UTC [s=4f2a;i=1c3;b=9e1d;m=15d8b1a3c;t=5f0e;x=7a1b]\n"
+        "    _TRANSPORT=kernel\n"
+        "    PRIORITY=3\n"
+        "    SYSLOG_IDENTIFIER=kernel\n"
+        f"    MESSAGE={KILL}\n"
+        "    _HOSTNAME=gpu-3\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "clock": "13:12:12"})
+
+
+def test_short_monotonic_of_a_daemon_is_not_the_kernel(tmp_path: Path) -> None:
+    text = (
+        '[ 5864.708440] gpu-3 earlyoom[812]: sending SIGTERM to process 4121 uid 1000 "python3": '
+        "badness 900, VmRSS 3012 MiB\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {"killer": "earlyoom", "victim": "python3", "pid": 4121, "trigger_pid": 812})
+
+
+def test_android_logcat_lmkd(tmp_path: Path) -> None:
+    text = (
+        "11-14 13:12:12.345   693   693 I lowmemorykiller: Kill 'com.android.chrome' (12345), uid 10123, "
+        "oom_score_adj 900 to free 123456kB rss, 7890kB swap; reason: low watermark is breached\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(
+        episode,
+        {
+            "killer": "lmkd",
+            "victim": "com.android.chrome",
+            "pid": 12345,
+            "trigger": "lmkd",
+            "trigger_pid": 693,
+        },
+    )
+    assert episode["victim"]["oom_score_adj"] == 900
+
+
+def test_android_lowmemorykiller_wrapped_over_lines(tmp_path: Path) -> None:
+    text = (
+        "[  812.113411] lowmemorykiller: Killing 'd.play.games.ui' (2613), adj 1000,\n"
+        "   to free 20784kB on behalf of 'kswapd0' (442) because\n"
+        "   cache 32112kB is below limit 32384kB for oom_score_adj 1000\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(
+        episode,
+        {
+            "killer": "lowmemorykiller",
+            "victim": "d.play.games.ui",
+            "pid": 2613,
+            "trigger": "kswapd0",
+            "trigger_pid": 442,
+        },
+    )
+
+
+VENDOR = {
+    "RHEL 7": (
+        "[4025.611413] CPU: 1 PID: 29481 Comm: sed Kdump: loaded Tainted: G           OE  ------------ T "
+        "3.10.0-1160.el7.x86_64 #1\n"
+        "[4025.611500] Killed process 6576 (mysqld), UID 27, total-vm:33914892kB, anon-rss:20629004kB, "
+        "file-rss:0kB, shmem-rss:0kB\n",
+        {"victim": "mysqld", "pid": 6576, "anon_rss_kb": 20629004, "total_vm_kb": 33914892},
+        "3.10.0-1160.el7.x86_64",
+    ),
+    "6.x CPU line with UID": (
+        "[ 53.45] CPU: 3 UID: 1000 PID: 4121 Comm: python3 Not tainted 6.12.0-1-amd64 #1 Debian 6.12.3-1\n"
+        "[ 53.46] Out of memory: Killed process 4121 (python3) total-vm:100kB, anon-rss:50kB, file-rss:0kB, "
+        "shmem-rss:0kB, UID:1000 pgtables:8kB oom_score_adj:0\n",
+        {"victim": "python3", "pid": 4121, "oom_score_adj": 0},
+        "6.12.0-1-amd64",
+    ),
+    "2.4": (
+        "Out of Memory: Killed process 812 (httpd).\nVM: killing process mysqld\n",
+        {"victim": "httpd", "pid": 812, "constraint": "global"},
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "expected", "kernel"), VENDOR.values(), ids=VENDOR.keys())
+def test_vendor_and_old_kernels(text: str, expected: dict, kernel: str | None, tmp_path: Path) -> None:
+    episodes, _ = facts(tmp_path, text)
+    assert_facts(episodes[0], expected)
+    if kernel:
+        assert episodes[0]["kernel"] == kernel
+
+
+def test_2_4_vm_killing_has_no_pid(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, "VM: killing process mysqld\n")
+    assert_facts(episode, {"victim": "mysqld", "pid": None, "killer": "kernel"})
+
+
+SUMMARY = (
+    "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+    "task_memcg=/user.slice/user-1000.slice,task=llama-server,pid=1966928,uid=1000"
+)
+
+
+def test_a_kill_line_cut_inside_the_name_takes_it_from_the_summary(tmp_path: Path) -> None:
+    text = f"[ 1.0] {HEADER}\n[ 1.1] {SUMMARY}\n[ 1.2] Out of memory: Killed process 1966928 (llama-se\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {"victim": "llama-server", "pid": 1966928, "trigger": "dashboard-servi"})
+    assert episode["victim"]["comm_from"] == "oom-kill summary"
+
+
+def test_the_summary_is_the_victim_when_no_kill_line_follows(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, f"[ 1.0] {HEADER}\n[ 1.1] {SUMMARY}\n")
+    assert_facts(episode, {"victim": "llama-server", "pid": 1966928, "constraint": "global"})
+    assert episode["victim"]["pid_from"].startswith("oom-kill summary")
+    assert "kill" in episode["missing"]
+
+
+def test_a_deleted_pid_is_found_in_the_summary(tmp_path: Path) -> None:
+    text = f"[ 1.1] {SUMMARY}\n[ 1.2] {KILL.replace('1966928', 'XXXX')}\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {"victim": "llama-server", "pid": 1966928})
+    assert episode["victim"]["pid_from"] == "oom-kill summary"
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["python3 invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GF", "python3 invoked oom-killer"],
+    ids=["cut before order", "nothing after the name"],
+)
+def test_a_cut_header_still_names_the_trigger(header: str, tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, f"[ 1.0] {header}\n[ 1.2] {KILL}\n")
+    assert_facts(episode, {"trigger": "python3", "victim": "llama-server", "order": None})
+
+
+def test_retyped_sizes_and_constraint(tmp_path: Path) -> None:
+    text = (
+        "oom-kill:constraint=CONSTRAINT_MEMCGG,oom_memcg=/docker/3f2a,task_memcg=/docker/3f2a,task=java,pid=77,uid=0\n"
+        "Memory cgroup out of memory: Killed process 77 (java) total-vm:1,234,567kB, anon-rss:654,321 kb, "
+        "file-rss:0kB, shmem-rss:0kB\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(
+        episode,
+        {"total_vm_kb": 1234567, "anon_rss_kb": 654321, "constraint": "memcg", "memcg": "/docker/3f2a"},
+    )
+    assert "CONSTRAINT_MEMCGG" in episode["constraint_from"]
+
+
+def test_a_terminal_wrap_is_joined_back(tmp_path: Path) -> None:
+    text = (
+        "[ 5864.708440] Out of memory: Killed process 1966928 (llama-server) total-vm:164222812kB, anon-rss:3165\n"
+        "1260kB, file-rss:8420kB, shmem-rss:0kB, UID:1000 pgtables:63896kB oom_score_adj:200\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, VICTIM)
+
+
+def test_elisions_and_doubled_blank_lines_change_nothing(tmp_path: Path) -> None:
+    text = f"[ 1.0] {HEADER}\n\n...\n\n[ 1.1] {SUMMARY}\n\n…\n\n[ 1.2] {KILL}\n\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi", "constraint": "global"})
+
+
+def test_a_tasks_table_alone_is_an_episode_that_says_what_it_lacks(tmp_path: Path) -> None:
+    text = (
+        "[ 1.0] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n"
+        "[ 1.0] [   4121]  1000  4121   105467    10541   368640        0             0 python3\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert episode["victim"] is None and {"header", "kill"} <= set(episode["missing"])
+
+
+TRACE_MEMCG = [
+    " out_of_memory+0x11e/0x5a0",
+    " mem_cgroup_out_of_memory+0x134/0x150",
+    " try_charge_memcg+0x6b6/0x7d0",
+]
+TRACE_GLOBAL = [" out_of_memory+0x11e/0x5a0", " __alloc_pages_slowpath.constprop.0+0xbd4/0xdc0"]
+TRACE_STALE = [
+    " out_of_memory+0x11e/0x5a0",
+    " ? mem_cgroup_out_of_memory+0x134/0x150",
+    " __alloc_pages_slowpath+0xbd4/0xdc0",
+]
+
+
+@pytest.mark.parametrize(
+    ("frames", "constraint"),
+    [(TRACE_MEMCG, "memcg"), (TRACE_GLOBAL, "global"), (TRACE_STALE, "global")],
+    ids=["memcg frames", "allocator frames", "a ? frame never counts"],
+)
+def test_the_constraint_inferred_from_the_call_trace(
+    frames: list[str], constraint: str, tmp_path: Path
+) -> None:
+    lines = [f"[ 1.0] {HEADER}", "[ 1.0] Call Trace:", *(f"[ 1.0] {f}" for f in frames)]
+    lines.append("[ 1.2] Killed process 1966928 (llama-server) total-vm:100kB, anon-rss:50kB, file-rss:0kB")
+    (episode,), _ = facts(tmp_path, "\n".join(lines) + "\n")
+    assert episode["constraint"] == constraint
+    assert episode["constraint_from"] == "call trace (inferred)"
+
+
+def test_the_memcg_inferred_from_its_stats_when_the_header_is_gone(tmp_path: Path) -> None:
+    text = (
+        "[ 1.0] Memory cgroup stats for /kubepods/burstable/pod3f2a:\n"
+        "[ 1.0] anon 67108864\n"
+        "[ 1.2] Killed process 4121 (python3) total-vm:100kB, anon-rss:50kB, file-rss:0kB, shmem-rss:0kB\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {"memcg": "/kubepods/burstable/pod3f2a", "constraint": "memcg"})
+    assert episode["memcg_from"] == "memory cgroup stats (inferred)"
+
+
+USERSPACE = {
+    "systemd-oomd Killed": (
+        "Nov 14 13:12:12 gpu-3 systemd-oomd[611]: Killed /user.slice/user-1000.slice/user@1000.service/app.slice/"
+        "app-llama-4321.scope due to memory pressure for /user.slice/user-1000.slice/user@1000.service being "
+        "61.39% > 50.00% for > 20s with reclaim activity\n",
+        {
+            "killer": "systemd-oomd",
+            "victim": "app-llama-4321.scope",
+            "trigger": "systemd-oomd",
+            "trigger_pid": 611,
+        },
+    ),
+    "systemd-oomd Marked": (
+        "Nov 14 13:12:12 gpu-3 systemd-oomd[611]: Marked /system.slice/llama.service for killing due to memory "
+        "used (16309088256) / total (16542982144) and swap used (7743770624) / total (8589930496) being more "
+        "than 90.00%\n",
+        {"killer": "systemd-oomd", "victim": "llama.service", "trigger_pid": 611},
+    ),
+    "oomd attempting": (
+        "Nov 14 13:12:12 gpu-3 oomd[77]: oomd attempting to kill 4121\n",
+        {"killer": "systemd-oomd", "pid": 4121, "trigger": "oomd", "trigger_pid": 77},
+    ),
+    "earlyoom on stdout": (
+        'sending SIGTERM to process 4121 uid 1000 "python3": badness 900, VmRSS 3012 MiB\n',
+        {"killer": "earlyoom", "victim": "python3", "pid": 4121},
+    ),
+    "earlyoom behind a date: prefix": (
+        '2026-11-14 13:12:12: sending SIGKILL to process 4121 uid 1000 "python3": badness 900, VmRSS 3012 MiB\n',
+        {"killer": "earlyoom", "victim": "python3", "pid": 4121, "clock": "13:12:12"},
+    ),
+    "earlyoom in a French journal": (
+        'nov. 14 13:12:12 gpu-3 earlyoom[812]: sending SIGTERM to process 4121 uid 1000 "python3": badness 900, '
+        "VmRSS 3012 MiB\n",
+        {"killer": "earlyoom", "trigger": "earlyoom", "trigger_pid": 812, "clock": "13:12:12"},
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), USERSPACE.values(), ids=USERSPACE.keys())
+def test_userspace_killers_in_any_prefix(text: str, expected: dict, tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, expected)
+
+
+def test_unit_records_with_no_prefix_at_all(tmp_path: Path) -> None:
+    text = (
+        "llama.service: A process of this unit has been killed by the OOM killer.\n"
+        "llama.service: Main process exited, code=killed, status=9/KILL\n"
+        "llama.service: Failed with result 'oom-kill'.\n"
+        "llama.service: Consumed 2min 45.760s CPU time, 11.4G memory peak.\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {"killer": "systemd", "victim": "llama.service"})
+
+
+def test_unit_records_that_lost_the_unit_name(tmp_path: Path) -> None:
+    text = "A process of this unit has been killed by the OOM killer.\nFailed with result 'oom-kill'.\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert episode["killer"] == "systemd"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Nov 14 13:12:10 gpu-3 systemd-journald[402]: Missed 1204 kernel messages",
+        "[ 5864.1] ** 12 printk messages dropped **",
+        "[ 5864.1] oom_kill_process: 7 callbacks suppressed",
+    ],
+    ids=["journald missed", "printk dropped", "rate limited"],
+)
+def test_lost_messages_are_said_in_list_and_why(line: str, tmp_path: Path) -> None:
+    log = tmp_path / "k.log"
+    log.write_text(f"{line}\n[ 5864.708440] {KILL}\n")
+    _, document = facts(tmp_path, log.read_text())
+    assert "lost-messages" in {w["kind"] for w in document["warnings"]}
+    for command in (["list"], ["why", "llama-server"]):
+        result = run(*command, "-k", str(log), "--tz", "UTC", "--year", "2026")
+        assert "Incomplete: the log says it lost records" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize("name", ["kworker/u8:2", "CPU 0/KVM", "IPDL Background", "runc:[2:INIT]", "a`b"])
+def test_why_finds_names_with_slashes_spaces_and_brackets(name: str, tmp_path: Path) -> None:
+    log = tmp_path / "k.log"
+    log.write_text(
+        f"[ 1.2] Out of memory: Killed process 4121 ({name}) total-vm:100kB, anon-rss:50kB, file-rss:0kB\n"
+    )
+    result = run("why", name, "-k", str(log), "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["episode"]["victim"]["comm"] == name
+
+
+def test_a_file_with_an_oom_message_in_no_known_format_is_read(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, f"some tool | node-17 | {KILL}\n")
+    assert_facts(episode, VICTIM)
+
+
+def test_text_with_no_stamp_and_no_kernel_message_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "notes.txt"
+    log.write_text("hello\nthis is a shopping list\n")
+    result = run("list", "-k", str(log))
+    assert result.exit_code == 2
+    assert "does not look like a kernel log" in result.stderr
