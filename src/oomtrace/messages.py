@@ -1131,3 +1131,13 @@ def message_start(text: str) -> int:
             head = text[:at]
             starts.append(max(head.rfind(sep) + len(sep) if sep in head else 0 for sep in _SEPARATORS))
     return min(starts) if starts else 0
+
+
+def readme_table() -> str:
+    """The README's table of the messages oomtrace knows (tests/test_messages.py keeps it true)."""
+    rows = ["| message | what it tells | from |", "|---|---|---|"]
+    for kind in MESSAGES:
+        origin = {"kernel": "kernel", "any": "any source"}.get(kind.origin, kind.origin)
+        anchors = ", ".join(f"`{a.strip()}`" for a in kind.anchors)
+        rows.append(f"| {kind.name} ({anchors}) | {kind.label} | {origin} |")
+    return "\n".join(rows)
