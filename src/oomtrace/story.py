@@ -186,7 +186,8 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
 def victim_name(episode: Episode) -> str:
     """Who died: `comm (pid N)`, or the unit when only systemd's record says."""
     if episode.victim is not None:
-        return f"{episode.victim.comm} (pid {episode.victim.pid})"
+        pid = f"pid {episode.victim.pid}" if episode.victim.pid is not None else "pid not in the log"
+        return f"{episode.victim.comm} ({pid})"
     return episode.unit or "an unknown process"
 
 
@@ -198,4 +199,6 @@ def killed_by(episode: Episode) -> str:
     if episode.killer == "systemd":
         return "the OOM killer, by systemd's record of its unit (the kernel's own report is not in the input)"
     reason = f": {episode.killer_reason}" if episode.killer_reason else ""
+    if episode.killer == "lowmemorykiller":
+        return f"Android's in-kernel lowmemorykiller{reason}"
     return f"the userspace OOM killer {episode.killer}{reason}"

@@ -308,6 +308,8 @@ def _victim_table(episode: Episode, why: Explanation) -> str:
             ),
         ],
     ]
+    if victim.comm_from or victim.pid_from:
+        rows.append(["named by", text(victim.comm_from or victim.pid_from or "")])
     if episode.task_memcg:
         rows.append(
             [

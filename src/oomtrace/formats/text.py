@@ -224,7 +224,12 @@ class TextFormat(Format):
             f"shmem-rss {kib(victim.shmem_rss_kb)}" if victim.shmem_rss_kb is not None else None,
             f"total-vm {kib(victim.total_vm_kb)}" if victim.total_vm_kb is not None else None,
         ]
-        grid.add_row("Victim", _t(", ".join(s for s in sizes if s)))
+        if victim.anon_rss_kb is None and victim.total_vm_kb is None:
+            grid.add_row("Victim", _t("its sizes are not in the log (no kill line)", "dim"))
+        else:
+            grid.add_row("Victim", _t(", ".join(s for s in sizes if s)))
+        if victim.comm_from or victim.pid_from:
+            grid.add_row("Named by", _t(victim.comm_from or victim.pid_from or ""))
         if victim.oom_score_adj is not None:
             text = f"{victim.oom_score_adj} (from the {victim.oom_score_adj_from})"
             grid.add_row("oom_score_adj", _t(f"{text}: {why.adj_origin}" if why.adj_origin else text))
