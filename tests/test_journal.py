@@ -20,6 +20,19 @@ pytestmark = pytest.mark.skipif(
     REMOTE is None, reason="systemd-journal-remote is not installed (apt-get install systemd-journal-remote)"
 )
 
+
+@pytest.fixture(autouse=True, params=["python", "journalctl"])
+def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every journal test through both readers, so the journalctl fallback cannot rot where
+    systemd-python is installed."""
+    if request.param == "python":
+        pytest.importorskip(
+            "systemd.journal", reason="systemd-python is not installed: journalctl reader only"
+        )
+    monkeypatch.setenv("OOMTRACE_JOURNAL_READER", request.param)
+    return str(request.param)
+
+
 BOOT_OLD = "7d0c2c1e5a9f4d6b8e0a61f2c3b4d5e6"
 BOOT_NEW = "9a1b2c3d4e5f60718293a4b5c6d7e8f9"
 BOOT_02 = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"

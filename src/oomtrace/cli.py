@@ -153,7 +153,9 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(["auto", "python", "journalctl"]),
             default="auto",
             show_default=True,
-            help="How to read the journal: systemd-python (the journal extra) or journalctl -o json.",
+            envvar="OOMTRACE_JOURNAL_READER",
+            help="How to read the journal: systemd-python (the journal extra) or journalctl -o json "
+            "(also OOMTRACE_JOURNAL_READER).",
         ),
         click.option(
             "--tz",

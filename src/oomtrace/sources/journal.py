@@ -282,7 +282,10 @@ class JournalctlSource(_JournalSource):
         fields = ",".join(_OUTPUT_FIELDS)
         command = [*_journalctl(self.query), "-o", "json", f"--output-fields={fields}", "--no-pager"]
         command += _matches_argv(self.query.host)
-        if self.query.boot:
+        if self.query.boot and self.query.host and self.query.boot.lstrip("-").isdigit():
+            # `-b -1` counts the boots of every host in the store: resolve it among this host's.
+            command += ["-b", _resolve_boot(self.query, list_boots_journalctl(self.query))]
+        elif self.query.boot:
             command += ["-b", self.query.boot]
         if self.query.since:
             command += ["--since", f"@{self.query.since.timestamp():.6f}"]
@@ -390,7 +393,38 @@ def list_boots_journalctl(query: JournalQuery) -> list[Boot]:
         rest = " ".join(parts[2:])
         first, last = _boot_span(rest)
         boots.append(Boot(index, boot_id, first, last))
+    if query.host:
+        # --list-boots takes no matches: keep the boots the host has entries in, numbered among
+        # themselves, as the python reader does.
+        return _numbered_boots(
+            [(b.boot_id, *span) for b in boots if (span := _host_boot_span(query, b.boot_id)) is not None]
+        )
     return boots
+
+
+def _host_boot_span(query: JournalQuery, boot_id: str) -> tuple[datetime | None, datetime | None] | None:
+    """The first and last entry time of one host in one boot, or None if it has none there."""
+    times = []
+    for order in (["--reverse"], []):
+        command = [
+            *_journalctl(query),
+            "-o",
+            "json",
+            "-n",
+            "1",
+            *order,
+            "--output-fields=__REALTIME_TIMESTAMP",
+        ]
+        command += [f"_BOOT_ID={boot_id}", f"_HOSTNAME={query.host}"]
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+        line = done.stdout.strip().splitlines()[:1]
+        if done.returncode != 0 or not line:
+            return None
+        try:
+            times.append(_realtime(json.loads(line[0])))
+        except ValueError:
+            return None
+    return times[0], times[1]
 
 
 def _boot_span(text: str) -> tuple[datetime | None, datetime | None]:
