@@ -22,6 +22,8 @@ def test_fuzz_the_line_pipeline(tmp_path) -> None:  # type: ignore[no-untyped-de
     seeds.mkdir()
     for log in FIXTURES.glob("*/kernel.log"):
         (seeds / log.parent.name).write_bytes(log.read_bytes())
+    for paste in (ROOT / "tests" / "realworld" / "cases").glob("*/input.txt"):
+        (seeds / paste.parent.name).write_bytes(paste.read_bytes())
     done = subprocess.run(
         [
             sys.executable,

@@ -50,6 +50,7 @@ PREFIXED = {
     "first line lost its [": f" 5864.708440] {KILL}\n",
     "/proc/kmsg priority": f"<3>[ 5864.708440] {KILL}\n",
     "VM console name": f"vm-7 console | [ 5864.708440] {KILL}\n",
+    "dmesg -x": f"kern  :err   : [ 5864.708440] {KILL}\n",
     "VMware vmware.log guest line": f"2026-11-14T13:12:12.127Z In(05) vcpu-5 - Guest: <3>[ 5864.708440] {KILL}\n",
 }
 
@@ -79,6 +80,12 @@ STAMPED = {
 def test_a_stamp_read_from_any_prefix(text: str, clock: str, tmp_path: Path) -> None:
     (episode,), _ = facts(tmp_path, text)
     assert_facts(episode, {**VICTIM, "clock": clock, "date": "2026-11-14"})
+
+
+def test_dmesg_human_minutes_and_deltas(tmp_path: Path) -> None:
+    text = f"[Nov14 13:12] {HEADER}\n[  +2.500000] {KILL}\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi", "clock": "13:12:02"})
 
 
 def test_journalctl_verbose(tmp_path: Path) -> None:

@@ -48,6 +48,14 @@ def month_number(name: str) -> int | None:
 
 _PRIORITY = re.compile(r"<\d{1,3}>")
 _UPTIME = re.compile(r"\[\s*(\d+\.\d+)\]\s?")
+# dmesg -x: `kern  :err   : [  123.456] msg` (facility and level decoded before the stamp).
+_DMESG_X = re.compile(r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|local\d)\s*:\s*[a-z]{3,6}\s*:\s")
+# dmesg -H (and -e): `[Nov14 13:12] msg` for a new minute, then `[  +0.000031] msg` after it.
+_DMESG_HUMAN = re.compile(r"\[(?P<mon>[^\W\d]{3,5})(?P<day>\d{1,2}) (?P<h>\d{2}):(?P<m>\d{2})\]\s?")
+_DMESG_DELTA = re.compile(r"\[\s*\+\s*(?P<d>\d{1,9}\.\d{1,9})\]\s?")
+# journalctl -o short-full: `Sat 2026-11-14 13:12:12 UTC host kernel: msg`.
+_WEEKDAY_ISO = re.compile(r"\S{2,4} (?=\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+_ZONE_WORD = re.compile(r"(?P<zone>[A-Z]{2,5}) ")
 # A first line that lost its `[` in the copy: `  5864.708440] msg`.
 _UPTIME_NO_BRACKET = re.compile(r"\s*(\d{1,10}\.\d{6,9})\]\s?")
 # OpenWrt logread: `Mon Jan  1 12:00:00 2024 kern.warn kernel: [  123.456] msg`.
@@ -334,6 +342,11 @@ class LineSplitter:
         priority = match is not None
         if match:
             rest = rest[match.end() :]
+        elif (match := _DMESG_X.match(rest)) is not None:
+            rest = rest[match.end() :]
+            priority = True
+        elif (match := _WEEKDAY_ISO.match(rest)) is not None:
+            rest = rest[match.end() :]
         wall: datetime | None = None
         raw = ""
         ident: str | None = None
@@ -352,6 +365,10 @@ class LineSplitter:
                     rest = rest[match.end() :]
                     ident = "kernel"
             if wall is None:
+                human = self._dmesg_human(rest)
+                if human is not None:
+                    return human
+            if wall is None:
                 match = _BRACKETED.match(rest)
                 if match:
                     wall = _fuzzy_time(match.group(1), self.zone)
@@ -363,7 +380,12 @@ class LineSplitter:
             if match:
                 wall = self._iso(match.group(1))
                 raw = match.group(1)
-                rest, ident, host, pid = self._after_date(rest[match.end() :], tagless_is_host=False)
+                rest = rest[match.end() :]
+                zone = _ZONE_WORD.match(rest)
+                if zone and wall is not None and (named := _named_zone(zone["zone"])) is not None:
+                    wall = _in_zone(wall, named)
+                    rest = rest[zone.end() :]
+                rest, ident, host, pid = self._after_date(rest, tagless_is_host=False)
             elif (match := _UNIX.match(rest)) is not None:
                 wall = datetime.fromtimestamp(float(match.group(1)), self.zone)
                 raw = match.group(1)
@@ -464,6 +486,23 @@ class LineSplitter:
         if wall is not None and wall.tzinfo is None:
             wall = wall.replace(tzinfo=self.zone)
         return wall
+
+    def _dmesg_human(self, rest: str) -> _Split | None:
+        """dmesg -H: a minute stamp, or the time since the line before."""
+        match = _DMESG_HUMAN.match(rest)
+        if match and (month := month_number(match["mon"])) is not None:
+            year = self.year if self.year is not None else self._infer_year(month, int(match["day"]))
+            wall = _local(year, month, int(match["day"]), int(match["h"]), int(match["m"]), 0, 0, self.zone)
+            if wall is not None:
+                stamp = Stamp(wall, None, match.group(0).strip(), self._boot)
+                return _Split(self._remember(stamp), "kernel", None, None, rest[match.end() :], True)
+        match = _DMESG_DELTA.match(rest)
+        if match:
+            previous = self._previous
+            wall = previous.wall + timedelta(seconds=float(match["d"])) if previous.wall is not None else None
+            stamp = Stamp(wall, None, match.group(0).strip(), self._boot) if wall is not None else NO_STAMP
+            return _Split(self._remember(stamp), "kernel", None, None, rest[match.end() :], True)
+        return None
 
     def _weekday_first(self, match: re.Match[str]) -> datetime | None:
         month = month_number(match.group(2))
@@ -572,6 +611,19 @@ def _syslog_rest(rest: str, *, tagless_is_host: bool) -> tuple[str, str | None, 
     if host is None and pid is None and not tagless_is_host:
         return rest, "kernel", None, None
     return match.group("msg"), tag, host, pid
+
+
+def _named_zone(name: str) -> tzinfo | None:
+    if name in ("UTC", "GMT", "Z"):
+        return UTC
+    return _ZONE_NAMES.get(name) or dateutil_tz.gettz(name)
+
+
+def _in_zone(wall: datetime, zone: tzinfo) -> datetime:
+    """A wall time read without a zone, placed in the zone printed after it."""
+    naive = wall.replace(tzinfo=None)
+    offset = naive.replace(tzinfo=zone).utcoffset() or timedelta(0)
+    return naive.replace(tzinfo=timezone(offset))
 
 
 def _fuzzy_time(text: str, zone: tzinfo) -> datetime | None:
