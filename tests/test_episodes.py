@@ -188,3 +188,36 @@ def test_a_header_cut_after_the_name_still_opens_a_report() -> None:
     (episode,) = analyze_lines(["x invoked oom-killer: nonsense"]).episodes
     assert episode.trigger is not None and episode.trigger.comm == "x"
     assert episode.trigger.gfp_mask is None and episode.trigger.order is None
+
+
+def test_warning_runs_end_at_a_kill_and_each_incident_has_its_own_lead() -> None:
+    """A server killed every hour, the driver warning 3 minutes before each kill."""
+    lines = []
+    for hour in range(6):
+        base = 1000.0 + hour * 3600
+        for dt in (0.0, 6.0):
+            lines.append(
+                f"[{base + dt:.6f}] NVRM: nvCheckFailedNoMemory: Check failed: Out of memory [NV_ERR_NO_MEMORY] "
+                "(0x00000051) returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
+            )
+        lines.append(
+            f"[{base + 193:.6f}] Out of memory: Killed process {100 + hour} (llama-server) total-vm:100kB, "
+            "anon-rss:50kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:8kB oom_score_adj:200"
+        )
+    analysis = analyze_lines(lines)
+    assert len(analysis.incidents) == 6
+    assert [w.count for w in analysis.warnings] == [2] * 6
+    assert [i.lead_time_s for i in analysis.incidents] == [193.0] * 6
+
+
+def test_a_memory_warning_is_named_first_over_earlier_xid_chatter() -> None:
+    lines = [
+        "[100.000000] NVRM: Xid (PCI:0000:01:00): 13, pid=4121, Graphics SM Warp Exception",
+        "[250.000000] NVRM: nvCheckFailedNoMemory: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+        "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359",
+        "[300.000000] Out of memory: Killed process 4121 (python3) total-vm:100kB, anon-rss:50kB, file-rss:0kB",
+    ]
+    (incident,) = analyze_lines(lines).incidents
+    assert incident.earliest_warning is not None and incident.earliest_warning.kind == "nvrm-no-memory"
+    assert incident.lead_time_s == 50.0
+    assert {w.kind for w in incident.warnings} == {"nvrm-xid", "nvrm-no-memory"}

@@ -63,7 +63,58 @@ def test_until_and_since_filter_list() -> None:
 def test_bad_since_is_a_clear_error() -> None:
     result = run("list", "-k", str(SEEDS[0]), "--since", "the day before the crash")
     assert result.exit_code == 2
-    assert "cannot read the time 'the day before the crash'" in result.stderr and "dateutil" in result.stderr
+    assert "cannot read the time 'the day before the crash'" in result.stderr and "-2h" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "offset_s"),
+    [
+        ("10h", -36000),
+        ("-1h", -3600),
+        ("+1h", 3600),
+        ("2d", -172800),
+        ("1h30m", -5400),
+        ("2 hours", -7200),
+        ("30 min ago", -1800),
+        ("3 days ago", -259200),
+    ],
+)
+def test_relative_times_as_journalctl_takes_them(value: str, offset_s: int) -> None:
+    from datetime import UTC, datetime
+
+    from oomtrace.timerange import parse_when
+
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    assert (parse_when(value, UTC, now) - now).total_seconds() == offset_s
+
+
+def test_epoch_and_clock_times() -> None:
+    from datetime import UTC, datetime
+
+    from oomtrace.timerange import parse_when
+
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    assert parse_when("@1795179132", UTC, now) == datetime.fromtimestamp(1795179132, UTC)
+    assert parse_when("13:00", UTC, now) == datetime(2026, 12, 1, 13, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("value", ["3", "10", "-99999999999 days"])
+def test_ambiguous_or_impossible_times_are_refused(value: str) -> None:
+    result = run("list", "-k", str(SEEDS[0]), "--since", value)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "oomtrace: error: " in result.stderr
+
+
+def test_the_applied_range_is_said_with_what_it_left_out() -> None:
+    listed = run("list", "-k", str(SEEDS[0]), "--since", "2026-11-15", "--tz", "UTC")
+    assert (
+        "No OOM kills in the range since 2026-11-15 00:00:00+00:00: 1 kill in the input outside it."
+        in " ".join(listed.stdout.split())
+    )
+    why = run("why", "llama-server", "-k", str(SEEDS[0]), "--until", "2026-11-14 13:00", "--tz", "UTC")
+    assert why.exit_code == 1 and "1 kill in the input outside it" in why.stderr
+    document = json.loads(run("list", "-k", str(SEEDS[0]), "--since", "2026-11-15", "-f", "json").stdout)
+    assert document["source"]["range"]["kills_outside"] == 1
 
 
 def test_since_after_until_is_refused() -> None:
@@ -122,3 +173,35 @@ def test_redaction_covers_ipv6_and_mac() -> None:
         redactor.text("fe80::1ce:2ff:fe3a:1 and 2001:db8:0:0:0:0:2:1 mac 00:1a:2b:3c:4d:5e")
         == "ipv6-1 and ipv6-2 mac mac-1"
     )
+
+
+def test_a_warning_run_that_began_long_before_is_said_so(tmp_path: Path) -> None:
+    nvrm = (
+        "NVRM: nvCheckFailedNoMemory: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+        "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
+    )
+    lines = [f"[{1000 + 600 * i}.000000] {nvrm}" for i in range(13)]
+    lines.append(
+        "[8500.000000] Out of memory: Killed process 4121 (python3) total-vm:100kB, anon-rss:50kB, file-rss:0kB"
+    )
+    log = tmp_path / "k.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = run("why", "python3", "-k", str(log))
+    assert "a run since 2h05m before the kill, last 5m00s before, 13 times" in " ".join(result.stdout.split())
+
+
+def test_redact_keeps_templated_systemd_units() -> None:
+    redactor = Redactor(())
+    assert redactor.text("/user.slice/user-1000.slice/user@1000.service/app.slice") == (
+        "/user.slice/user-1000.slice/user@1000.service/app.slice"
+    )
+    assert redactor.text("mail alice@example.com") == "mail email-1"
+
+
+def test_adj_200_is_a_likely_source_unless_the_cgroup_shows_it() -> None:
+    from oomtrace.explain import adj_origin
+
+    shown = adj_origin(200, "/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope")
+    assert shown is not None and shown.startswith("200 comes from") and "under user@" in shown
+    likely = adj_origin(200, "/system.slice/llama.service")
+    assert likely is not None and likely.startswith("200 most likely comes from")

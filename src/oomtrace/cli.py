@@ -443,6 +443,10 @@ def _not_found_message(analysis: Analysis, name: str, verdict: Verdict) -> str:
         others = f"; OOM victims in it: {shown}"
     else:
         others = "; it holds no OOM kills at all"
+    ranged = analysis.range_note()
+    if ranged:
+        # The kills the input holds may all be outside the range: say the range, not "none at all".
+        others = (others if victims else "") + f"; {ranged}"
     return f"no OOM kill of {name!r} in {names}{span}{others}"
 
 

@@ -69,6 +69,16 @@ _CONSTRAINTS = {
     "CONSTRAINT_CPUSET": "cpuset",
     "CONSTRAINT_MEMORY_POLICY": "mempolicy",
 }
+# Warnings that say memory ran short (ranked first when an incident names its first warning).
+MEMORY_WARNINGS = frozenset(
+    (
+        "nvrm-no-memory",
+        "page-allocation-failure",
+        "journald-memory-pressure",
+        "overcommit-refused",
+        "earlyoom-low-memory",
+    )
+)
 # Call-trace frames that say which limit was hit, when no summary line says so.
 _MEMCG_FRAMES = frozenset(
     (
@@ -146,6 +156,8 @@ class EpisodeBuilder:
         self._crashes: list[tuple[ev.ProcessCrash, int]] = []
         self._userspace: list[tuple[ev.UserspaceKill, int]] = []
         self._unit_records: list[tuple[ev.UnitRecord, int]] = []
+        self._last_kill: dict[str | None, int] = {}
+        """The seq of the latest kill per host: a warning run ends at a kill."""
 
     # ---- input -------------------------------------------------------------------
 
@@ -186,12 +198,14 @@ class EpisodeBuilder:
             self._open(event, header=event)
         elif isinstance(event, ev.Killed):
             self._killed(event)
+            self._last_kill[record.host] = self._seq
         elif isinstance(event, ev.Reaped):
             self._reaped(event)
         elif isinstance(event, ev.ProcessCrash):
             self._crashes.append((event, self._seq))
         elif isinstance(event, ev.UserspaceKill):
             self._userspace.append((event, self._seq))
+            self._last_kill[record.host] = self._seq
         elif isinstance(event, ev.UnitRecord):
             self._unit_records.append((event, self._seq))
         elif isinstance(event, ev.CallbacksSuppressed):
@@ -298,7 +312,8 @@ class EpisodeBuilder:
         record = event.record
         key = (record.host, event.kind, event.key)
         run = self._open_runs.get(key)
-        if run is not None:
+        # A run ends at a kill: the same warning before the next kill belongs to the next incident.
+        if run is not None and run.last_seq > self._last_kill.get(record.host, 0):
             gap = record_gap(run.last, record)
             if gap is None or gap <= REPEAT_GAP_S:
                 # A driver can repeat a line hundreds of thousands of times: keep this cheap.
@@ -870,7 +885,10 @@ def _incidents(episodes: list[Episode], warnings: list[KernelWarning]) -> list[I
         attached = tuple(
             w for w in warnings if w.kind != "lost-messages" and _warns(w, start, previous_end, group[0].host)
         )
-        earliest = min(attached, key=lambda w: _sort_key(w.first), default=None)
+        # A memory warning tells more than the GPU's Xid chatter: it is the first warning when
+        # there is one, however early an Xid came.
+        memory = [w for w in attached if w.kind in MEMORY_WARNINGS]
+        earliest = min(memory or attached, key=lambda w: _sort_key(w.first), default=None)
         lead = moment_gap(earliest.first, start) if earliest else None
         incidents.append(Incident(number, tuple(e.id for e in group), attached, earliest, lead))
         previous_end = group[-1].moment

@@ -25,11 +25,13 @@ def adj_origin(adj: int | None, task_memcg: str | None = None) -> str | None:
     if adj is None or adj == 0:
         return None
     if adj == 200:
-        seen = ""
+        # Only a cgroup under user@UID.service shows it; otherwise it is the likely source.
         if task_memcg and "/user@" in task_memcg:
-            seen = "; its cgroup is under user@…service"
+            source, seen = "200 comes from", "; its cgroup is under user@…service"
+        else:
+            source, seen = "200 most likely comes from", ""
         return (
-            "200 comes from systemd's user manager (DefaultOOMScoreAdjust): anything started from a "
+            f"{source} systemd's user manager (DefaultOOMScoreAdjust): anything started from a "
             f"login session or terminal inherits it and dies before system services{seen}"
         )
     if adj == 1000:
@@ -155,9 +157,10 @@ def _memory_notes(
     notes = []
     memcg = next((c for c in episode.memcg_usage if c.kind == "memory"), None)
     if memcg is not None and memcg.limit_kb and memcg.usage_kb >= memcg.limit_kb * 0.98:
+        # cgroup v2 kernels print failcnt 0: the counter is v1's, not a count of none.
+        times = f" (hit the limit {memcg.failcnt:,} times)" if memcg.failcnt else ""
         notes.append(
-            f"the cgroup was at its limit: {kib(memcg.usage_kb)} used of {kib(memcg.limit_kb)} "
-            f"(hit the limit {memcg.failcnt} times)"
+            f"the cgroup was at its limit: {kib(memcg.usage_kb)} used of {kib(memcg.limit_kb)}{times}"
         )
     if free_kb is not None and min_watermark_kb and free_kb <= min_watermark_kb * 1.1:
         notes.append(

@@ -246,8 +246,30 @@ class Analysis:
     unparsed: tuple[Unparsed, ...]
     unparsed_count: int
     hosts: tuple[str, ...] = ()
-    crashes: tuple[Crash, ...] = ()
     """Every host name the input's prefixes carried (what --redact must hide)."""
+    crashes: tuple[Crash, ...] = ()
+    range_since: datetime | None = None
+    """The --since/--until range applied, if any."""
+    range_until: datetime | None = None
+    outside_range: int = 0
+    """Kills the input held that fell outside the range (or had no wall time to judge by)."""
+
+    def range_note(self) -> str | None:
+        """The range applied and what it left out, for footers and "nothing found" messages."""
+        if self.range_since is None and self.range_until is None:
+            return None
+        parts = (
+            [f"since {self.range_since.isoformat(sep=' ', timespec='seconds')}"] if self.range_since else []
+        )
+        if self.range_until is not None:
+            parts.append(f"until {self.range_until.isoformat(sep=' ', timespec='seconds')}")
+        outside = self.outside_range
+        left = (
+            f"{outside:,} kill{'s' if outside != 1 else ''} in the input outside it"
+            if outside
+            else "none outside it"
+        )
+        return f"range {' '.join(parts)}: {left}"
 
     @property
     def source_names(self) -> str:

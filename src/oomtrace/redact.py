@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 _T = TypeVar("_T")
 
 _EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_UNIT_SUFFIX = re.compile(r"\.(?:service|socket|target|scope|slice|mount|timer|path|device|swap)$")
 _UUID = re.compile(
     r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Fa-f])"
 )
@@ -49,8 +50,14 @@ class Redactor:
             mapping[value] = f"{kind}-{len(mapping) + 1}"
         return mapping[value]
 
+    def _email(self, match: re.Match[str]) -> str:
+        # `user@1000.service`, `getty@tty1.service`: systemd's templated units, not addresses.
+        if _UNIT_SUFFIX.search(match.group(0)):
+            return match.group(0)
+        return self._placeholder("email", match.group(0))
+
     def text(self, value: str) -> str:
-        value = _EMAIL.sub(lambda m: self._placeholder("email", m.group(0)), value)
+        value = _EMAIL.sub(self._email, value)
         value = _UUID.sub(lambda m: self._placeholder("id", m.group(0).lower()), value)
         value = _LONG_HEX.sub(lambda m: self._placeholder("id", m.group(0).lower()), value)
         value = _MAC.sub(lambda m: self._placeholder("mac", m.group(0).lower()), value)

@@ -25,5 +25,13 @@ def between(analysis: Analysis, since: datetime | None, until: datetime | None) 
     kept = {episode_id for incident in incidents for episode_id in incident.episode_ids}
     episodes = tuple(e for e in analysis.episodes if e.id in kept)
     warnings = tuple(w for w in analysis.warnings if _inside(w.last, since, until))
-    trimmed = dataclasses.replace(analysis, episodes=episodes, warnings=warnings, incidents=incidents)
+    trimmed = dataclasses.replace(
+        analysis,
+        episodes=episodes,
+        warnings=warnings,
+        incidents=incidents,
+        range_since=since,
+        range_until=until,
+        outside_range=len(analysis.episodes) - len(episodes),
+    )
     return trimmed, untimed

@@ -7,11 +7,11 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from oomtrace.episodes import moment_gap
+from oomtrace.episodes import LOOKBACK_S, moment_gap
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import USERSPACE_KILLERS
-from oomtrace.units import kib
+from oomtrace.units import duration, kib
 
 # The kernel keeps 15 characters of a process name (TASK_COMM_LEN 16, with the NUL).
 COMM_LEN = 15
@@ -202,3 +202,17 @@ def killed_by(episode: Episode) -> str:
     if episode.killer == "lowmemorykiller":
         return f"Android's in-kernel lowmemorykiller{reason}"
     return f"the userspace OOM killer {episode.killer}{reason}"
+
+
+def lead_words(story: Story) -> str:
+    """When the first warning came, in words: "3m13s before the kill", or for a run that began
+    long before, "since 12d11h before the kill, last 3m13s before"."""
+    warning = story.earliest_warning
+    if warning is None or story.lead_time_s is None:
+        return "before the kill"
+    lead = duration(story.lead_time_s)
+    if story.lead_time_s <= LOOKBACK_S:
+        return f"{lead} before the kill"
+    last = moment_gap(warning.last, story.episode.moment)
+    tail = f", last {duration(last)} before" if last is not None and last >= 0 else ""
+    return f"a run since {lead} before the kill{tail}"

@@ -11,10 +11,11 @@ from dateutil.parser import parse as parse_date
 from oomtrace.errors import UsageError
 
 HELP = (
-    "TIME is anything dateutil reads ('2026-11-14 13:00', 'Nov 14 13:00', '14.11.2026 13:00'), "
-    "or now, today, yesterday, '-2h', '30 min ago', '3 days ago' (units s, m/min, h, d, w). "
-    "Times without a zone are in --tz. dateutil does not read other relative phrases "
-    "('last monday'); give a date instead."
+    "TIME is an absolute stamp ('2026-11-14 13:00', 'Nov 14 13:00', '14.11.2026 13:00', '13:00'), "
+    "@EPOCH seconds, now, today, yesterday, tomorrow, or a time relative to now as journalctl takes "
+    "it: '-2h' or '2h' (ago), '+1h' (from now), '1h30m', '2 hours', '30 min ago', '3 days ago' "
+    "(units s, m/min, h, d, w). Times without a zone are in --tz. Bare numbers ('3', '10') are "
+    "refused: give a unit or a clock time."
 )
 _UNITS = {
     "s": 1,
@@ -24,13 +25,20 @@ _UNITS = {
     "min": 60,
     "minute": 60,
     "h": 3600,
+    "hr": 3600,
     "hour": 3600,
     "d": 86400,
     "day": 86400,
     "w": 604800,
     "week": 604800,
 }
-_RELATIVE = re.compile(r"^(?:-\s*(\d+(?:\.\d+)?)\s*([a-z]+)|(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s+ago)$")
+# `-2h`, `+1h`, `2h`, `1h30m`, `2 hours`, `30 min ago`: a sign or `ago` and amounts with units.
+_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
+_RELATIVE = re.compile(r"^(?P<sign>[-+])?\s*(?P<amounts>(?:\d+(?:\.\d+)?\s*[a-z]+\s*)+?)(?P<ago>\s*ago)?$")
+_EPOCH = re.compile(r"^@(\d{1,12}(?:\.\d+)?)$")
+# What makes a stamp absolute rather than a number dateutil would guess at: a clock time, a
+# date with separators, or a month name.
+_ABSOLUTE = re.compile(r"\d{1,2}:\d{2}|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|[^\W\d]{3,}")
 
 
 def parse_when(value: str, zone: tzinfo, now: datetime | None = None) -> datetime:
@@ -38,22 +46,42 @@ def parse_when(value: str, zone: tzinfo, now: datetime | None = None) -> datetim
     now = now or datetime.now(zone)
     word = value.strip().lower()
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if word == "now":
-        return now
-    if word == "today":
-        return midnight
-    if word == "yesterday":
-        return midnight - timedelta(days=1)
-    if word == "tomorrow":
-        return midnight + timedelta(days=1)
-    relative = _RELATIVE.match(word)
-    if relative:
-        amount = float(relative.group(1) or relative.group(3))
-        unit = (relative.group(2) or relative.group(4)).rstrip("s") or "s"
-        if unit in _UNITS:
-            return now - timedelta(seconds=amount * _UNITS[unit])
+    named = {"now": now, "today": midnight, "yesterday": midnight - timedelta(days=1)}
+    named["tomorrow"] = midnight + timedelta(days=1)
+    if word in named:
+        return named[word]
+    epoch = _EPOCH.match(word)
+    if epoch:
+        try:
+            return datetime.fromtimestamp(float(epoch.group(1)), zone)
+        except (OverflowError, OSError, ValueError):
+            raise UsageError(f"cannot read the time {value!r}: out of range", hint=HELP) from None
+    try:
+        relative = _relative(word)
+        if relative is not None:
+            return now + relative
+    except OverflowError:
+        raise UsageError(f"cannot read the time {value!r}: out of range", hint=HELP) from None
+    if not _ABSOLUTE.search(word):
+        raise UsageError(f"the time {value!r} is ambiguous", hint=HELP)
     try:
         moment = parse_date(value, default=midnight.replace(tzinfo=None))
     except (ParserError, ValueError, OverflowError):
         raise UsageError(f"cannot read the time {value!r}", hint=HELP) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+
+
+def _relative(word: str) -> timedelta | None:
+    """The offset from now a relative time names (negative: in the past), or None."""
+    match = _RELATIVE.match(word)
+    if not match:
+        return None
+    seconds = 0.0
+    for amount, unit in _AMOUNT.findall(match["amounts"]):
+        unit = unit if unit in _UNITS else unit.rstrip("s")
+        if unit not in _UNITS:
+            return None
+        seconds += float(amount) * _UNITS[unit]
+    if match["sign"] == "+" and not match["ago"]:
+        return timedelta(seconds=seconds)
+    return -timedelta(seconds=seconds)

@@ -253,6 +253,13 @@ def source_json(analysis: Analysis) -> dict[str, Any]:
         "problems": [{"name": s.name, "problem": s.problem} for s in sources if s.problem],
         "unparsed_oom_lines": analysis.unparsed_count,
         "unparsed_samples": [asdict(u) for u in analysis.unparsed[:10]],
+        "range": {
+            "since": iso_time(analysis.range_since),
+            "until": iso_time(analysis.range_until),
+            "kills_outside": analysis.outside_range,
+        }
+        if analysis.range_since is not None or analysis.range_until is not None
+        else None,
     }
 
 

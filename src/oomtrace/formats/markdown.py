@@ -18,8 +18,8 @@ from oomtrace.explain import (
 from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
-from oomtrace.story import Report, Story, killed_by, victim_name
-from oomtrace.units import clock, clock_time, duration, kib, relative
+from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
+from oomtrace.units import clock, clock_time, kib, relative
 from oomtrace.verdict import Verdict
 
 # GitHub refuses comments longer than this many characters.
@@ -81,7 +81,8 @@ class MarkdownFormat(Format):
                 table(["#", "time", "victim", "pid", "anon-rss", "adj", "oom", "trigger"], rows, "rllrrrll")
             )
         else:
-            parts.append("No OOM kills found.")
+            ranged = analysis.range_note()
+            parts.append(text(f"No OOM kills in the {ranged}.") if ranged else "No OOM kills found.")
         parts += ["", _footer(analysis)]
         self._emit("\n".join(parts))
 
@@ -176,7 +177,9 @@ def _footer(analysis: Analysis) -> str:
     read = f"read {text(_names(analysis))} ({records} lines{text(span)})."
     lost = lost_records_note(analysis)
     lost_text = f" Incomplete: {text(lost)}." if lost else ""
-    return f"<sub>oomtrace {__version__} {read}{problems}{lost_text}</sub>"
+    ranged = analysis.range_note()
+    range_text = f" Only the {text(ranged)}." if ranged else ""
+    return f"<sub>oomtrace {__version__} {read}{problems}{lost_text}{range_text}</sub>"
 
 
 def _story(story: Story) -> str:
@@ -260,13 +263,8 @@ def _summary(story: Story, why: Explanation) -> str:
         sentences.append(text(why.adj_origin) + ".")
     if story.earliest_warning is not None:
         warning = story.earliest_warning
-        lead = (
-            f"{duration(story.lead_time_s)} before the kill"
-            if story.lead_time_s is not None
-            else "before the kill"
-        )
         summary = warning_summary(warning.kind, warning.key, warning.text)
-        sentences.append(f"The first warning, {text(summary)}, came {lead}.")
+        sentences.append(f"The first warning, {text(summary)}, came {lead_words(story)}.")
     else:
         sentences.append("Nothing in the kernel log warned before the kill.")
     others = len(story.collateral)

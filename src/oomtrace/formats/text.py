@@ -21,8 +21,8 @@ from oomtrace.formats.base import Format
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
 from oomtrace.services import restart_count
-from oomtrace.story import Report, Story, killed_by, victim_name
-from oomtrace.units import clock, clock_time, duration, kib, relative
+from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
+from oomtrace.units import clock, clock_time, kib, relative
 from oomtrace.verdict import Verdict
 
 _CONSTRAINT_WORDS = {
@@ -75,7 +75,8 @@ class TextFormat(Format):
         if analysis.episodes:
             self.console.print(table)
         else:
-            self.console.print(_t("No OOM kills found."))
+            ranged = analysis.range_note()
+            self.console.print(_t(f"No OOM kills in the {ranged}." if ranged else "No OOM kills found."))
         self.console.print(_t(_summary_line(analysis)), style="dim")
 
     def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
@@ -318,11 +319,8 @@ def _first_warning(story: Story) -> str:
     warning = story.earliest_warning
     if warning is None:
         return "none in the kernel log before the kill"
-    lead = "before the kill"
-    if story.lead_time_s is not None:
-        lead = f"{duration(story.lead_time_s)} before the kill"
     repeat = f", {warning.count} times" if warning.count > 1 else ""
-    return f"{warning_summary(warning.kind, warning.key, warning.text)} ({lead}{repeat})"
+    return f"{warning_summary(warning.kind, warning.key, warning.text)} ({lead_words(story)}{repeat})"
 
 
 _MISSING_WORDS = {
@@ -359,7 +357,9 @@ def _summary_line(analysis: Analysis) -> str:
     problems = "".join(f" {s.name}: {s.problem}." for s in analysis.sources if s.problem)
     lost = lost_records_note(analysis)
     lost_text = f" Incomplete: {lost}." if lost else ""
-    return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}.{problems}{lost_text}"
+    ranged = analysis.range_note()
+    range_text = f" Only the {ranged}." if ranged else ""
+    return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}.{problems}{lost_text}{range_text}"
 
 
 def _list_time(episode: Episode) -> str:
