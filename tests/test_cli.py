@@ -270,3 +270,26 @@ def test_debug_shows_the_traceback() -> None:
     result = run("--debug", "list", "-k", "/nonexistent/kern.log")
     assert result.exit_code == 2
     assert "Traceback" in result.stderr and "InputError" in result.stderr
+
+
+def test_piped_input_is_read_when_no_source_is_named() -> None:
+    executable = shutil.which("oomtrace") or str(Path(sys.executable).with_name("oomtrace"))
+    if not Path(executable).exists():
+        pytest.skip("the oomtrace entry point is not installed (pip install -e .)")
+    with open(SEED000, "rb") as log:
+        done = subprocess.run(
+            [executable, "why", "llama-server", "--format", "json"],
+            stdin=log,
+            capture_output=True,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["episode"]["victim"]["pid"] == 1966928 and document["source"]["names"] == ["<stdin>"]
+
+
+def test_standard_input_gives_the_same_answers_as_the_file() -> None:
+    by_path = json.loads(run("list", "-k", str(SEED000), "-f", "json", "--tz", "UTC").stdout)
+    piped = json.loads(run("list", "-k", "-", "-f", "json", "--tz", "UTC", input=SEED000.read_bytes()).stdout)
+    assert piped["episodes"] == [{**e, "source": "<stdin>"} for e in by_path["episodes"]]
+    assert piped["warnings"] == [{**w, "source": "<stdin>"} for w in by_path["warnings"]]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import os
+import stat
 import sys
 import traceback
 from collections.abc import Callable
@@ -235,6 +238,9 @@ def _settings(
     until_time = parse_when(until, zone) if until else None
     if since_time and until_time and since_time > until_time:
         raise UsageError(f"--since {since!r} is after --until {until!r}")
+    if not kernel_logs and not journal_dir and not journal_files and _stdin_is_data():
+        # `cat kern.log | oomtrace why x`: what is piped in is the log to read.
+        kernel_logs = ("-",)
     journal = None
     if journal_dir or journal_files or (not kernel_logs and system_journal_present()):
         journal = JournalQuery(journal_dir, journal_files, host, boot, since_time, until_time)
@@ -256,6 +262,15 @@ def _settings(
         journal,
         journal_reader,
     )
+
+
+def _stdin_is_data() -> bool:
+    """Is standard input a pipe or a file (not a terminal, not absent, not /dev/null)?"""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISFIFO(mode) or (stat.S_ISREG(mode) and os.fstat(sys.stdin.fileno()).st_size > 0)
 
 
 def _sources(settings: _Settings) -> list[Source]:

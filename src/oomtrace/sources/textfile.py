@@ -54,7 +54,9 @@ class KernelLogFile(Source):
 
     def records(self) -> Iterator[Record]:
         splitter = LineSplitter(self.name, zone=self.zone, reference=self._reference_time(), year=self.year)
-        big = _big_file(self.path)
+        # Standard input is streamed through the chunk scan as a decompressor is: a pipe cannot be
+        # read at offsets, and read line by line a big one is a hundred times slower.
+        big = "compressed" if self.path == "-" and _scanner_importable() else _big_file(self.path)
         if big is not None:
             from oomtrace.sources.bigfile import big_file_records
 
