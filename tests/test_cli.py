@@ -293,3 +293,40 @@ def test_standard_input_gives_the_same_answers_as_the_file() -> None:
     piped = json.loads(run("list", "-k", "-", "-f", "json", "--tz", "UTC", input=SEED000.read_bytes()).stdout)
     assert piped["episodes"] == [{**e, "source": "<stdin>"} for e in by_path["episodes"]]
     assert piped["warnings"] == [{**w, "source": "<stdin>"} for w in by_path["warnings"]]
+
+
+def _entry_point() -> str:
+    executable = shutil.which("oomtrace") or str(Path(sys.executable).with_name("oomtrace"))
+    if not Path(executable).exists():
+        pytest.skip("the oomtrace entry point is not installed (pip install -e .)")
+    return executable
+
+
+@pytest.mark.parametrize("command", [["list"], ["why", "llama-server"]])
+def test_a_closed_pipe_exits_quietly_as_a_shell_expects(command: list[str]) -> None:
+    process = subprocess.Popen(
+        [_entry_point(), *command, "-k", str(SEED000)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader left before anything was written: `| head -0`
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 141 and err == b""
+
+
+def test_ctrl_c_exits_quietly_with_the_sigint_code() -> None:
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [_entry_point(), "list", "-k", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    process.stdin.write(SEED000.read_bytes()[:2000])
+    process.stdin.flush()
+    time.sleep(1.5)  # started and waiting for more input
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and b"Traceback" not in err

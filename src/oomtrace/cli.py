@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import io
 import json
 import os
@@ -65,8 +66,7 @@ class _Group(click.Group):
             raise
         except BrokenPipeError:
             # `oomtrace list | head`: the reader left; nothing more to say.
-            sys.stderr.close()
-            ctx.exit(0)
+            _quiet_broken_pipe()
         except Exception as error:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
@@ -293,7 +293,7 @@ def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
     else:
         stream = sys.stdout
     try:
-        console = Console(file=stream, highlight=False)
+        console = _Console(file=stream, highlight=False)
         draw(FORMATS[settings.format](console))
     finally:
         if stream is not sys.stdout:
@@ -465,5 +465,41 @@ def _not_found_message(analysis: Analysis, name: str, verdict: Verdict) -> str:
     return f"no OOM kill of {name!r} in {names}{span}{others}"
 
 
+# The shell's conventions for a process ended by a signal: 128 + its number.
+EXIT_SIGPIPE = 128 + 13
+EXIT_SIGINT = 128 + 2
+
+
+class _Console(Console):
+    """rich exits 1 when the reader of its output leaves; 1 means "nothing found" here."""
+
+    def on_broken_pipe(self) -> None:
+        _quiet_broken_pipe()
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader of our output left (`| head -1`): exit as a shell would, with nothing on
+    stderr and no flush of what can no longer be written."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(EXIT_SIGPIPE)
+
+
 def main() -> None:
-    cli(prog_name="oomtrace")
+    # Not click's standalone mode: it turns a closed pipe and Ctrl-C into exit code 1, which
+    # `why` uses for "nothing explains the death".
+    try:
+        code = cli.main(prog_name="oomtrace", standalone_mode=False)
+        sys.stdout.flush()
+    except click.ClickException as error:
+        error.show()
+        code = error.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        code = EXIT_SIGINT  # Ctrl-C: quietly, with the shell's code for SIGINT
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            raise
+        _quiet_broken_pipe()
+    raise SystemExit(code if isinstance(code, int) else 0)
