@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from oomtrace.cli import cli
 from tests.conftest import EPISODE_KEYS, FIXTURES, run
 
 SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
@@ -330,3 +332,13 @@ def test_ctrl_c_exits_quietly_with_the_sigint_code() -> None:
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130 and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("columns", ["0", "5", "99999999"])
+def test_the_width_is_clamped_whatever_columns_says(columns: str) -> None:
+    result = CliRunner().invoke(
+        cli, ["why", "llama-server", "-k", str(SEED000)], env={"COLUMNS": columns, "NO_COLOR": "1"}
+    )
+    assert result.exit_code == 0
+    widths = [len(line) for line in result.stdout.splitlines()]
+    assert "llama-server (pid 1966928)" in result.stdout and 40 <= max(widths) <= 300

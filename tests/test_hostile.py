@@ -203,3 +203,14 @@ def test_regression_corpus(case: Path) -> None:
 
 def test_input_error_is_the_base_for_source_failures() -> None:
     assert issubclass(InputError, Exception)
+
+
+@pytest.mark.parametrize(
+    "invisible", ["\u200b", "\u200d", "\u2060", "\ufeff", "\u200e", "\u200f", "\u061c", "\U000e0041"]
+)
+def test_invisible_characters_in_a_name_are_shown_as_escapes(invisible: str) -> None:
+    from oomtrace.sanitize import inert
+
+    name = f"ll{invisible}ama-server"
+    shown = inert(name)
+    assert invisible not in shown and shown.startswith("ll\\") and shown.endswith("ama-server")

@@ -74,6 +74,10 @@ HOSTILE_NAMES = [
     "#head",
     "www.evil.com",
     "http://evil.example/x",
+    "@alice",
+    "fix #12",
+    "owner/repo#7",
+    "$x^2$",
 ]
 
 
@@ -100,6 +104,15 @@ def test_log_text_cannot_break_out_of_its_place(tmp_path: Path, name: str) -> No
         for t in nodes(tree, "table")
         if nodes(t, "table_row")
     )
+
+
+@pytest.mark.parametrize("name", ["@alice", "fix #12", "owner/repo#7", "$x^2$", "GH-5"])
+def test_mentions_issue_links_and_math_become_code(tmp_path: Path, name: str) -> None:
+    log = tmp_path / "hostile.log"
+    log.write_text(REAL.read_text().replace("oomprobe-hog", name))
+    tree = render(why_markdown(log, "2110"))
+    codes = ["".join(n.itertext()) for n in nodes(tree, "code")]
+    assert name in codes
 
 
 def test_code_block_fence_outgrows_backticks() -> None:

@@ -293,7 +293,9 @@ def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
     else:
         stream = sys.stdout
     try:
-        console = _Console(file=stream, highlight=False)
+        # COLUMNS=0 would print nothing and COLUMNS=99999999 hundreds of megabytes of padding.
+        width = min(max(_Console(file=stream).width, MIN_WIDTH), MAX_WIDTH)
+        console = _Console(file=stream, highlight=False, width=width)
         draw(FORMATS[settings.format](console))
     finally:
         if stream is not sys.stdout:
@@ -465,6 +467,8 @@ def _not_found_message(analysis: Analysis, name: str, verdict: Verdict) -> str:
     return f"no OOM kill of {name!r} in {names}{span}{others}"
 
 
+# The widths a report is laid out in, whatever the terminal or COLUMNS says.
+MIN_WIDTH, MAX_WIDTH = 40, 300
 # The shell's conventions for a process ended by a signal: 128 + its number.
 EXIT_SIGPIPE = 128 + 13
 EXIT_SIGINT = 128 + 2

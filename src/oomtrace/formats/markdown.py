@@ -33,14 +33,29 @@ _CONSTRAINT_WORDS = {
     "mempolicy": "the NUMA nodes its memory policy allows ran out of memory",
 }
 _PUNCTUATION = re.compile(r"([\\`*_\[\]<>#!|~&])")
+# What GitHub turns into a mention, an issue link or math even when escaped: `@name`, `#123`,
+# `GH-5`, `owner/repo#7`, `$x$`. Log text holding one is shown as code instead.
+_GITHUB_REFERENCE = re.compile(
+    r"(?<![\w.])@[A-Za-z0-9-]|(?<![\w&])#\d|\bGH-\d|[\w.-]+/[\w.-]+#\d|\$[^\s$][^$]*\$|\$\$"
+)
 
 
 def text(value: object) -> str:
     """Untrusted text for running Markdown or a table cell: inert, every markup character escaped."""
     flat = inert(str(value)).replace("\n", " ")
+    if _GITHUB_REFERENCE.search(flat):
+        return code_span(flat)
     escaped = _PUNCTUATION.sub(r"\\\1", flat)
     # GitHub turns bare URLs, www. names and e-mail addresses into links; an escape stops it.
     return escaped.replace("://", "\\://").replace("www.", "www\\.").replace("@", "\\@")
+
+
+def code_span(value: str) -> str:
+    """Text as a code span no backtick run inside it can close (pipes escaped for tables)."""
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{ticks}{pad}{value.replace('|', chr(92) + '|')}{pad}{ticks}"
 
 
 def code_block(lines: list[str], info: str = "text") -> str:
