@@ -342,3 +342,17 @@ def test_the_width_is_clamped_whatever_columns_says(columns: str) -> None:
     assert result.exit_code == 0
     widths = [len(line) for line in result.stdout.splitlines()]
     assert "llama-server (pid 1966928)" in result.stdout and 40 <= max(widths) <= 300
+
+
+@pytest.mark.parametrize(
+    "args", [["-V"], ["--version"], ["list", "-V"], ["why", "x", "--version"], ["report", "-V"]]
+)
+def test_version_before_or_after_the_command(args: list[str]) -> None:
+    result = run(*args)
+    assert result.exit_code == 0 and "oomtrace, version" in result.stdout
+
+
+def test_debug_after_the_command_shows_the_traceback() -> None:
+    result = run("list", "-k", "/nonexistent", "--debug")
+    assert result.exit_code == 2 and "Traceback" in result.stderr
+    assert "Traceback" not in run("list", "-k", "/nonexistent").stderr

@@ -94,7 +94,7 @@ Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error
 unreadable input.""",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
-@click.version_option(__version__, prog_name="oomtrace")
+@click.version_option(__version__, "--version", "-V", prog_name="oomtrace")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """Find the kernel's OOM kills in its logs and tell why a process died."""
@@ -117,8 +117,23 @@ class _Settings:
     journal_reader: str
 
 
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(dict)["debug"] = True
+
+
 def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
+        # Both also after the command (`oomtrace why x --debug`), where people type them.
+        click.option(
+            "--debug",
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_set_debug,
+            help="Show the traceback of an error.",
+        ),
+        click.version_option(__version__, "--version", "-V", prog_name="oomtrace"),
         click.option(
             "--kernel-log",
             "-k",
