@@ -138,3 +138,35 @@ def test_a_huge_episode_is_cut_under_githubs_limit(tmp_path: Path) -> None:
     assert len(markdown) <= GITHUB_LIMIT
     assert "lines were cut to stay under GitHub's 65,536-character comment limit" in markdown
     render(markdown)  # still a well-formed document
+
+
+def _crash_loop(tmp_path: Path, kills: int) -> Path:
+    log = tmp_path / "loop.log"
+    lines = [
+        f"[{1000 + 3600 * n}.000000] Out of memory: Killed process {5000 + n} (llama-server) "
+        "total-vm:164222812kB, anon-rss:31651260kB, file-rss:8420kB, shmem-rss:0kB, UID:1000 pgtables:63896kB "
+        "oom_score_adj:200"
+        for n in range(kills)
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    return log
+
+
+@pytest.mark.parametrize(
+    ("command", "hint"),
+    [
+        (["why", "llama-server", "--all"], "oomtrace why llama-server --all --format json"),
+        (["report", "--boot-time", "2026-11-14 00:00:00"], "oomtrace report --format json"),
+        (["list"], "oomtrace list --format json"),
+    ],
+    ids=["why --all", "report", "list"],
+)
+def test_every_markdown_output_stays_under_githubs_limit(
+    tmp_path: Path, command: list[str], hint: str
+) -> None:
+    log = _crash_loop(tmp_path, 3000 if command == ["list"] else 300)
+    result = run(*command, "-k", str(log), "--format", "markdown", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout) < GITHUB_LIMIT
+    assert "left out to stay under GitHub's 65,536-character comment limit" in result.stdout
+    assert f"`{hint}`" in result.stdout

@@ -92,9 +92,21 @@ class MarkdownFormat(Format):
         ]
         parts = [f"## OOM kills in {text(_names(analysis))}", ""]
         if rows:
+            shown = _rows_fitting(rows, GITHUB_LIMIT - 4 * _MARGIN - len(_footer(analysis)))
             parts.append(
-                table(["#", "time", "victim", "pid", "anon-rss", "adj", "oom", "trigger"], rows, "rllrrrll")
+                table(
+                    ["#", "time", "victim", "pid", "anon-rss", "adj", "oom", "trigger"],
+                    rows[:shown],
+                    "rllrrrll",
+                )
             )
+            if shown < len(rows):
+                parts += [
+                    "",
+                    f"_{len(rows) - shown:,} more kill(s) left out to stay under GitHub's "
+                    f"{GITHUB_LIMIT:,}-character comment limit; "
+                    "`oomtrace list --format json` prints them all._",
+                ]
         else:
             ranged = analysis.range_note()
             parts.append(text(f"No OOM kills in the {ranged}.") if ranged else "No OOM kills found.")
@@ -105,7 +117,9 @@ class MarkdownFormat(Format):
         head = f"**Verdict ({text(verdict.cause)}):** {text(verdict.headline)}"
         log = _server_log(verdict, stories[-1] if stories else None)
         if stories:
-            self._emit(head + "\n\n" + (log + "\n\n" if log else "") + self.document(analysis, stories))
+            before = head + "\n\n" + (log + "\n\n" if log else "")
+            every = f"oomtrace why {verdict.query} --all --format json"
+            self._emit(before + self.document(analysis, stories, reserved=len(before), every=every))
             return
         involved = [verdict.involved_story] if verdict.involved_story else []
         body = self.document(analysis, involved) if involved else _footer(analysis)
@@ -133,7 +147,9 @@ class MarkdownFormat(Format):
             ]
         head = "\n".join(counts)
         body = (
-            self.document(analysis, list(report.stories), title="OOM post-incident report")
+            self.document(
+                analysis, list(report.stories), title="OOM post-incident report", reserved=len(head)
+            )
             if report.stories
             else ""
         )
@@ -142,19 +158,60 @@ class MarkdownFormat(Format):
     def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         return None
 
-    def document(self, analysis: Analysis, stories: list[Story], title: str | None = None) -> str:
-        """The stories, with their raw kernel lines cut so the whole stays under GitHub's limit."""
+    def document(
+        self,
+        analysis: Analysis,
+        stories: list[Story],
+        title: str | None = None,
+        reserved: int = 0,
+        every: str = "oomtrace report --format json",
+    ) -> str:
+        """The stories that fit under GitHub's limit (`reserved` characters are taken before
+        them), with their raw kernel lines cut to share what is left; a line says how many
+        stories were left out and which command prints them all."""
         bodies = [_story(s) for s in stories]
         head = [f"# {text(title)}", ""] if title else []
-        fixed = len("\n".join(head + bodies)) + len(_footer(analysis)) + _MARGIN * (len(stories) + 1)
-        budget = max(GITHUB_LIMIT - fixed, 0) // max(len(stories), 1)
+        room = GITHUB_LIMIT - reserved - len("\n".join(head)) - len(_footer(analysis)) - 2 * _MARGIN
+        kept = _fitting(bodies, room)
+        left_out = len(bodies) - kept
+        note = (
+            [
+                f"_{left_out} more incident(s) left out to stay under GitHub's {GITHUB_LIMIT:,}-character "
+                f"comment limit; `{text(every)}` prints them all._",
+                "",
+            ]
+            if left_out
+            else []
+        )
+        fixed = len("\n".join(bodies[:kept])) + _MARGIN * kept
+        budget = max(room - fixed, 0) // max(kept, 1)
         sections = [
-            body + "\n\n" + _raw_lines(s.episode, budget) for s, body in zip(stories, bodies, strict=True)
+            body + "\n\n" + _raw_lines(s.episode, budget)
+            for s, body in zip(stories[:kept], bodies[:kept], strict=True)
         ]
-        return "\n".join([*head, "\n\n---\n\n".join(sections), "", _footer(analysis)])
+        return "\n".join([*head, "\n\n---\n\n".join(sections), "", *note, _footer(analysis)])
 
     def _emit(self, document: str) -> None:
         self.console.file.write(document.rstrip("\n") + "\n")
+
+
+def _rows_fitting(rows: list[list[str]], room: int) -> int:
+    used = 0
+    for count, row in enumerate(rows):
+        used += sum(len(cell) + 3 for cell in row) + 2
+        if used > room:
+            return count
+    return len(rows)
+
+
+def _fitting(bodies: list[str], room: int) -> int:
+    """How many of the stories, in order, fit in `room` characters (at least one)."""
+    used = 0
+    for count, body in enumerate(bodies):
+        used += len(body) + _MARGIN
+        if used > room and count:
+            return count
+    return len(bodies)
 
 
 def _span_time(time: datetime | None) -> str:
