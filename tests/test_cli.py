@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from oomtrace.cli import cli
-from tests.conftest import EPISODE_KEYS, FIXTURES, run
+from tests.conftest import EPISODE_KEYS, FIXTURES, ROOT, run
 
 SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
 SEED002 = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
@@ -356,3 +356,15 @@ def test_debug_after_the_command_shows_the_traceback() -> None:
     result = run("list", "-k", "/nonexistent", "--debug")
     assert result.exit_code == 2 and "Traceback" in result.stderr
     assert "Traceback" not in run("list", "-k", "/nonexistent").stderr
+
+
+@pytest.mark.parametrize("columns", ["40", "50", "60", "80", "120"])
+def test_list_never_cuts_a_number_or_a_time(columns: str) -> None:
+    log = ROOT / "tests" / "realworld" / "cases" / "k8s-quoted-syslog-node-multikill" / "input.txt"
+    result = CliRunner().invoke(cli, ["list", "-k", str(log), "--tz", "UTC"], env={"COLUMNS": columns})
+    assert result.exit_code == 0
+    document = json.loads(run("list", "-k", str(log), "--tz", "UTC", "-f", "json").stdout)
+    for episode in document["episodes"]:
+        if episode["victim"] and episode["victim"]["pid"]:
+            assert str(episode["victim"]["pid"]) in result.stdout
+    assert "…" not in result.stdout

@@ -41,9 +41,8 @@ def _t(text: object, style: str = "") -> Text:
 class TextFormat(Format):
     def list_episodes(self, analysis: Analysis) -> None:
         hosts = {e.host for e in analysis.episodes}
-        # One space between columns keeps a row within 80 columns.
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
-        for name, justify in (
+        rows = [self._list_row(episode, len(hosts) > 1) for episode in analysis.episodes]
+        columns = [
             ("#", "right"),
             ("time", "left"),
             *((("host", "left"),) if len(hosts) > 1 else ()),
@@ -52,25 +51,35 @@ class TextFormat(Format):
             ("anon-rss", "right"),
             ("adj", "right"),
             ("oom", "left"),
-            # With a host column there is no room left for the trigger at 80 columns.
-            *((("trigger", "left"),) if len(hosts) <= 1 else ()),
-        ):
-            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-        for episode in analysis.episodes:
-            victim = episode.victim
-            cells = [
-                _t(episode.id),
-                _t(_list_time(episode)),
-                *([_t(episode.host or "")] if len(hosts) > 1 else []),
-                _t(
-                    victim.comm if victim else (episode.unit or "(no kill line)"), "bold" if victim else "dim"
-                ),
-                _t(victim.pid if victim else ""),
-                _t(kib(victim.anon_rss_kb) if victim and victim.anon_rss_kb is not None else ""),
-                _t(victim.oom_score_adj if victim and victim.oom_score_adj is not None else ""),
-                _t(episode.constraint or (episode.killer if episode.killer != "kernel" else "?")),
-                *([_t(episode.trigger.comm if episode.trigger else "?")] if len(hosts) <= 1 else []),
-            ]
+            ("trigger", "left"),
+        ]
+        # Numbers and times are never cut: they keep their width; names wrap, the trigger goes
+        # when the row cannot hold it, and a terminal too narrow for any table gets one line a kill.
+        names = [name for name, _ in columns]
+        widths = [max([len(name), *(len(r[i]) for r in rows)]) for i, name in enumerate(names)]
+        # A column takes its width, its right padding and the rule between columns.
+        fixed = sum(w + 2 for name, w in zip(names, widths, strict=True) if name not in _NAME_COLUMNS)
+        hosted = names.index("host") if "host" in names else None
+        host_w = min(widths[hosted], 12) + 2 if hosted is not None else 0
+        trigger_w = min(widths[-1], 16)
+        victim_w = self.console.width - fixed - host_w - trigger_w - 2
+        if victim_w < _MIN_NAME or hosted is not None:
+            columns, rows, names = columns[:-1], [r[:-1] for r in rows], names[:-1]
+            victim_w = self.console.width - fixed - host_w - 2
+        if victim_w < _MIN_NAME:
+            self._list_lines(analysis, rows, names)
+            return
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
+        for (name, justify), width in zip(columns, widths, strict=False):
+            if name in _NAME_COLUMNS:
+                limit = {"victim": victim_w, "trigger": trigger_w, "host": host_w - 2}[name]
+                table.add_column(name, justify=justify, overflow="fold", width=min(width, limit))  # type: ignore[arg-type]
+            else:
+                table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]
+        victim_at = names.index("victim")
+        for row, episode in zip(rows, analysis.episodes, strict=True):
+            cells = [_t(cell) for cell in row]
+            cells[victim_at] = _t(row[victim_at], "bold" if episode.victim else "dim")
             table.add_row(*cells)
         if analysis.episodes:
             self.console.print(table)
@@ -78,6 +87,31 @@ class TextFormat(Format):
             ranged = analysis.range_note()
             self.console.print(_t(f"No OOM kills in the {ranged}." if ranged else "No OOM kills found."))
         self.console.print(_t(_summary_line(analysis)), style="dim")
+
+    def _list_lines(self, analysis: Analysis, rows: list[list[str]], names: list[str]) -> None:
+        """The list for a terminal too narrow for its table: each kill a wrapped line."""
+        for row in rows:
+            # A field a line, so that no wrap can part a label from its number.
+            self.console.print(_t(f"#{row[0]}  {row[1]}"), no_wrap=True, overflow="fold")
+            for name, cell in zip(names[2:], row[2:], strict=True):
+                if cell:
+                    self.console.print(_t(f"    {name} {cell}"), overflow="fold")
+        self.console.print(_t(_summary_line(analysis)), style="dim")
+
+    @staticmethod
+    def _list_row(episode: Episode, with_host: bool) -> list[str]:
+        victim = episode.victim
+        return [
+            str(episode.id),
+            _list_time(episode),
+            *([episode.host or ""] if with_host else []),
+            victim.comm if victim else (episode.unit or "(no kill line)"),
+            str(victim.pid) if victim and victim.pid is not None else "",
+            kib(victim.anon_rss_kb) if victim and victim.anon_rss_kb is not None else "",
+            str(victim.oom_score_adj) if victim and victim.oom_score_adj is not None else "",
+            episode.constraint or (episode.killer if episode.killer != "kernel" else "?"),
+            episode.trigger.comm if episode.trigger else "?",
+        ]
 
     def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
         if stories:
@@ -360,6 +394,12 @@ def _summary_line(analysis: Analysis) -> str:
     ranged = analysis.range_note()
     range_text = f" Only the {ranged}." if ranged else ""
     return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}.{problems}{lost_text}{range_text}"
+
+
+# Columns of names, which may wrap; every other column holds a number or a time.
+_NAME_COLUMNS = ("victim", "trigger", "host")
+# The narrowest a name column may be before the layout gives it up.
+_MIN_NAME = 6
 
 
 def _list_time(episode: Episode) -> str:
