@@ -38,6 +38,21 @@ _PATHS = (ev.TaskInMemcg, ev.MemcgStatsHeader, ev.CpusetLine)
 _WRAP_WIDTH = 60
 _KERNEL_KINDS = tuple(k for k in MESSAGES if k.origin in ("kernel", "any"))
 _OTHER_KINDS = tuple(k for k in MESSAGES if k.origin != "kernel")
+_Table = tuple[tuple[str, tuple[int, ...]], ...]
+
+
+def _anchor_table(kinds: tuple[MessageKind, ...]) -> _Table:
+    """Each anchor once, with the positions (registry order) of the kinds it stands for: one
+    flat loop of `in` tests per record instead of a generator per kind."""
+    table: dict[str, list[int]] = {}
+    for index, kind in enumerate(kinds):
+        for anchor in kind.anchors:
+            table.setdefault(anchor, []).append(index)
+    return tuple((anchor, tuple(indexes)) for anchor, indexes in table.items())
+
+
+_KERNEL_ANCHORS = _anchor_table(_KERNEL_KINDS)
+_OTHER_ANCHORS = _anchor_table(_OTHER_KINDS)
 
 
 def parse_record(record: Record) -> ev.Event | None:
@@ -46,19 +61,27 @@ def parse_record(record: Record) -> ev.Event | None:
     if not text:
         return None
     if record.is_kernel:
-        event = _first_match(_KERNEL_KINDS, record, text)
-        return event if event is not None else _parse_unkeyed(record, text)
-    return _first_match(_OTHER_KINDS, record, text)
-
-
-def _first_match(kinds: tuple[MessageKind, ...], record: Record, text: str) -> ev.Event | None:
-    for kind in kinds:
-        if kind.origin not in ("kernel", "any") and kind.origin != record.ident:
-            continue
-        if any(anchor in text for anchor in kind.anchors):
-            event = kind.match(record, text)
+        # Most lines of a report are tasks rows and call frames: read those before the anchors.
+        if text[0] == "[" or "+0x" in text:
+            event = _parse_unkeyed(record, text)
             if event is not None:
                 return event
+        event = _first_match(_KERNEL_KINDS, _KERNEL_ANCHORS, record, text)
+        return event if event is not None else _parse_unkeyed(record, text)
+    return _first_match(_OTHER_KINDS, _OTHER_ANCHORS, record, text)
+
+
+def _first_match(kinds: tuple[MessageKind, ...], table: _Table, record: Record, text: str) -> ev.Event | None:
+    candidates = [indexes for anchor, indexes in table if anchor in text]
+    if not candidates:
+        return None
+    for index in sorted({i for indexes in candidates for i in indexes}):
+        kind = kinds[index]
+        if kind.origin not in ("kernel", "any") and kind.origin != record.ident:
+            continue
+        event = kind.match(record, text)
+        if event is not None:
+            return event
     return None
 
 
