@@ -359,7 +359,7 @@ class LineSplitter:
                 return self._after_uptime(rest, match)
             match = _DMESG_T.match(rest)
             if match:
-                wall = self._dmesg_t(match)
+                wall = self._weekday_first(match)
                 if wall is not None:
                     raw = match.group(0)[1:].rstrip()[:-1]
                     rest = rest[match.end() :]
@@ -474,7 +474,9 @@ class LineSplitter:
         self._last_uptime = uptime
         return self._boot
 
-    def _dmesg_t(self, match: re.Match[str]) -> datetime | None:
+    def _weekday_first(self, match: re.Match[str]) -> datetime | None:
+        """`Sat Nov 14 13:12:12 2026`, bracketed (dmesg -T) or not (OpenWrt logread): groups
+        weekday, month, day, hour, minute, second, year."""
         month = month_number(match.group(2))
         if month is None:
             return None
@@ -503,13 +505,6 @@ class LineSplitter:
             stamp = Stamp(wall, None, match.group(0).strip(), self._boot) if wall is not None else NO_STAMP
             return _Split(self._remember(stamp), "kernel", None, None, rest[match.end() :], True)
         return None
-
-    def _weekday_first(self, match: re.Match[str]) -> datetime | None:
-        month = month_number(match.group(2))
-        if month is None:
-            return None
-        day, hour, minute, second, year = (int(match.group(i)) for i in range(3, 8))
-        return _local(year, month, day, hour, minute, second, 0, self.zone)
 
     def _logcat(self, match: re.Match[str]) -> datetime | None:
         month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 6))
