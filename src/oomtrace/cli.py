@@ -91,7 +91,7 @@ class _Group(click.Group):
   oomtrace list -k /var/log/kern.log --format json | jq '.episodes[].victim'
 
 Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error or
-unreadable input.""",
+unreadable input, 130 interrupted, 141 the reader of the output left.""",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.version_option(__version__, "--version", "-V", prog_name="oomtrace")
