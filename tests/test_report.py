@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from dateutil import tz
 
+from oomtrace.explain import adj_origin
 from oomtrace.redact import Redactor
 from oomtrace.timerange import parse_when
 from tests.conftest import FIXTURES, run
@@ -80,19 +81,11 @@ def test_bad_since_is_a_clear_error() -> None:
     ],
 )
 def test_relative_times_as_journalctl_takes_them(value: str, offset_s: int) -> None:
-    from datetime import UTC, datetime
-
-    from oomtrace.timerange import parse_when
-
     now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     assert (parse_when(value, UTC, now) - now).total_seconds() == offset_s
 
 
 def test_epoch_and_clock_times() -> None:
-    from datetime import UTC, datetime
-
-    from oomtrace.timerange import parse_when
-
     now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     assert parse_when("@1795179132", UTC, now) == datetime.fromtimestamp(1795179132, UTC)
     assert parse_when("13:00", UTC, now) == datetime(2026, 12, 1, 13, 0, tzinfo=UTC)
@@ -199,8 +192,6 @@ def test_redact_keeps_templated_systemd_units() -> None:
 
 
 def test_adj_200_is_a_likely_source_unless_the_cgroup_shows_it() -> None:
-    from oomtrace.explain import adj_origin
-
     shown = adj_origin(200, "/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope")
     assert shown is not None and shown.startswith("200 comes from") and "under user@" in shown
     likely = adj_origin(200, "/system.slice/llama.service")

@@ -478,7 +478,7 @@ class _Freezer:
         task_in = self.first(ev.TaskInMemcg)
         columns, tasks = self.tasks()
         constraint, constraint_from = self.constraint(summary, task_in)
-        memcg, task_memcg = self.memcgs(summary, task_in)
+        (memcg, memcg_from), task_memcg = self.memcgs(summary, task_in)
         mem_info = self.mem_info()
         pages = {e.kind: e.count for e in self.all(ev.PagesLine)}
         zones = tuple(Zone(e.node, e.zone, dict(e.values_kb)) for e in self.all(ev.ZoneLine))
@@ -496,7 +496,7 @@ class _Freezer:
             constraint=constraint,
             constraint_from=constraint_from,
             memcg=memcg,
-            memcg_from=self.memcg_and_source(summary, task_in)[1],
+            memcg_from=memcg_from,
             task_memcg=task_memcg,
             victim=victim,
             chosen=Chosen(draft.chosen.pid, draft.chosen.comm, draft.chosen.score) if draft.chosen else None,
@@ -613,8 +613,11 @@ class _Freezer:
             return "global"
         return None
 
-    def memcgs(self, summary: ev.Event | None, task_in: ev.Event | None) -> tuple[str | None, str | None]:
-        memcg, _ = self.memcg_and_source(summary, task_in)
+    def memcgs(
+        self, summary: ev.Event | None, task_in: ev.Event | None
+    ) -> tuple[tuple[str | None, str | None], str | None]:
+        """((the limited cgroup, the line that named it), the victim's cgroup)."""
+        memcg = self.memcg_and_source(summary, task_in)
         task_memcg = summary.fields.get("task_memcg") if isinstance(summary, ev.OomKillSummary) else None
         if isinstance(task_in, ev.TaskInMemcg):
             task_memcg = task_memcg or task_in.task_memcg
