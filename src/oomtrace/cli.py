@@ -282,10 +282,10 @@ def _settings(
 def _stdin_is_data() -> bool:
     """Is standard input a pipe or a file (not a terminal, not absent, not /dev/null)?"""
     try:
-        mode = os.fstat(sys.stdin.fileno()).st_mode
+        info = os.fstat(sys.stdin.fileno())
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         return False
-    return stat.S_ISFIFO(mode) or (stat.S_ISREG(mode) and os.fstat(sys.stdin.fileno()).st_size > 0)
+    return stat.S_ISFIFO(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_size > 0)
 
 
 def _sources(settings: _Settings) -> list[Source]:
