@@ -2,6 +2,7 @@
 
     python bench/make_log.py bench/out/kern-1g.log --mib 1024
     python bench/make_log.py bench/out/journalctl-1g.log --mib 1024 --style journalctl
+    python bench/make_log.py bench/out/kills-20k.log --kills 20000
 
 The noise is what a GPU server's ring buffer holds (network, audit, USB, NVRM Xid chatter); the
 reports are seed 000's, each preceded by NVRM allocation failures, spread evenly through the file.
@@ -95,6 +96,31 @@ def write(path: Path, mib: int, reports: int = 10, seed: int = 1, style: str = "
             written += len(chunk)
 
 
+def write_kills(path: Path, kills: int, style: str = "dmesg") -> None:
+    """A crash loop: `kills` complete reports a minute apart, each after three NVRM failures
+    and a little noise (the shape of a server restarted by systemd until someone notices)."""
+    rng = random.Random(kills)
+    body = report_lines()
+    uptime = 100.0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for done in range(kills):
+            block = []
+            for _ in range(5):
+                uptime += rng.random()
+                template = _TEMPLATES[rng.randrange(len(_TEMPLATES))]
+                message = template.format(n=rng.randrange(1 << 20), p=rng.randrange(1, 9), t=int(uptime))
+                block.append(f"{prefix(style, uptime)} {message}\n")
+            for _ in range(3):
+                uptime += 1.5
+                block.append(f"{prefix(style, uptime)} {NVRM_OOM}\n")
+            uptime += 60
+            pid = 1_000_000 + done
+            for line in body:
+                block.append(f"{prefix(style, uptime)} {line.replace('1966928', str(pid))}\n")
+            out.write("".join(block))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -107,8 +133,14 @@ def main() -> None:
         default="dmesg",
         help="dmesg: [uptime] stamps; journalctl: `journalctl -k` text with a date and the host",
     )
+    parser.add_argument(
+        "--kills", type=int, help="instead of --mib: a crash loop of this many complete reports"
+    )
     args = parser.parse_args()
-    write(args.path, args.mib, style=args.style)
+    if args.kills:
+        write_kills(args.path, args.kills, style=args.style)
+    else:
+        write(args.path, args.mib, style=args.style)
 
 
 if __name__ == "__main__":

@@ -346,7 +346,6 @@ _HEADLESS = {
     "forum-lede-k2t-logread-cut-invoked",
     "forum-nixos-journal-summary-truncated",
     "gpu-autovod-dmesg-T-commas",
-    "k8s-photon-vmware-guest-prefix",
     "old-lkml-268-xterm-memalloc2-elided",
 }
 

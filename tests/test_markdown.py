@@ -136,8 +136,24 @@ def test_a_huge_episode_is_cut_under_githubs_limit(tmp_path: Path) -> None:
     log.write_text("\n".join(lines[:table_at] + rows + lines[table_at:]) + "\n")
     markdown = why_markdown(log, "oomprobe-hog")
     assert len(markdown) <= GITHUB_LIMIT
-    assert "lines were cut to stay under GitHub's 65,536-character comment limit" in markdown
+    # The episode keeps its first 300 lines for quoting (bounded memory) and says so.
+    assert "quoted lines: the first 300 of the report" in markdown
+    assert "3084 lines" not in markdown and "(300 lines)" in markdown
     render(markdown)  # still a well-formed document
+
+
+def test_quoted_lines_are_cut_under_githubs_limit(tmp_path: Path) -> None:
+    lines = REAL.read_text().splitlines()
+    pad = "x" * 400  # call frames as long as a mangled paste makes them
+    frames = [f"[   53.457485]  filler_{i:04d}_{pad}+0x59/0x90" for i in range(250)]
+    trace_at = next(i for i, line in enumerate(lines) if "Call Trace:" in line) + 1
+    log = tmp_path / "huge.log"
+    log.write_text("\n".join(lines[:trace_at] + frames + lines[trace_at:]) + "\n")
+    markdown = why_markdown(log, "oomprobe-hog")
+    assert len(markdown) <= GITHUB_LIMIT
+    assert "lines were cut to stay under GitHub's 65,536-character comment limit" in markdown
+    assert "the log has them all at lines" in markdown
+    render(markdown)
 
 
 def _crash_loop(tmp_path: Path, kills: int) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from rich.progress import Progress
 
@@ -13,8 +14,15 @@ from oomtrace.parse import parse_records
 from oomtrace.sources.base import Source
 
 
-def analyze(sources: Iterable[Source], progress: Progress | None = None) -> Analysis:
-    builder = EpisodeBuilder()
+def analyze(
+    sources: Iterable[Source],
+    progress: Progress | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> Analysis:
+    """Every episode the sources hold; with since/until, kills far outside that range are
+    dropped as they are read (select.between then cuts exactly)."""
+    builder = EpisodeBuilder(since, until)
     for source in sources:
         if progress is not None:
             unit = "entries" if source.kind == "journal" else "bytes"

@@ -20,7 +20,14 @@ from dateutil import tz as dateutil_tz
 from dateutil.parser import ParserError
 from dateutil.parser import parse as parse_date
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from oomtrace import __version__
 from oomtrace.analyze import analyze
@@ -438,15 +445,17 @@ def _analysis(settings: _Settings) -> tuple[Analysis, int]:
     """Read every source, then keep what lies within --since/--until."""
     sources = _sources(settings)
     if not _show_progress(settings):
-        return between(analyze(sources), settings.since, settings.until)
+        return between(analyze(sources, None, settings.since, settings.until), settings.since, settings.until)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
-        TextColumn("{task.completed:,} {task.fields[unit]}"),
+        TaskProgressColumn(),
+        MofNCompleteColumn(),  # "done/total", "done/?" when the size is unknown (a pipe)
+        TextColumn("{task.fields[unit]}"),
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        analysis = analyze(sources, progress)
+        analysis = analyze(sources, progress, settings.since, settings.until)
     return between(analysis, settings.since, settings.until)
 
 

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections import deque
-from collections.abc import Mapping
+from collections import Counter, deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
 from oomtrace import events as ev
+from oomtrace.keep import FirstAndLast
 from oomtrace.model import (
     Analysis,
     Chosen,
     Crash,
+    Elided,
     Episode,
     Frame,
     Incident,
@@ -42,7 +44,26 @@ LOOKBACK_S = 3600.0
 REPEAT_GAP_S = 3600.0
 # A report body line this long after the report's last line belongs to another report.
 REPORT_GAP_S = 120.0
-MAX_RAW_LINES = 4000
+# What one report may hold in memory, however long it is (a hostile or broken log can make one
+# report of a million lines): quoted lines, tasks-table rows, and every other report line.
+MAX_RAW_LINES = 300
+MAX_TASK_ROWS = 500
+"""Past this many rows a table keeps the tasks the kernel would rank highest (by its badness,
+estimated as the rows arrive) and the largest by rss; the victim is the top of the first."""
+MAX_REPORT_EVENTS = 20_000
+# A log of more kills than this keeps the first KEPT_FIRST and the last KEPT_LAST whole, and
+# counts the ones between (model.Elided): a crash loop of 200,000 kills fits in ~100 MB.
+KEPT_FIRST = 1000
+KEPT_LAST = 1000
+# Warning runs, unit records and crashes: kept the same way, these many first and last.
+KEPT_RECORDS = 2000
+# With --since/--until, kills further than this outside the range are dropped as they are read
+# (the exact cut, which keeps whole incidents, comes after: select.between).
+RANGE_MARGIN_S = 3600.0
+# Victim names an elision counts one by one; the rest are "other".
+_ELIDED_NAMES = 1000
+# Closed reports kept open for the `oom_reaper: reaped process` line that follows their kill.
+REAP_WINDOW = 32
 MAX_FRAMES = 64
 MAX_UNPARSED_KEPT = 50
 # Lines that surely belong to an OOM report even when its header was cut off.
@@ -112,16 +133,60 @@ class _Draft:
     reap: tuple[ev.Reaped, int] | None = None
     suppressed: int = 0
     raw_lines: list[str] = field(default_factory=list)
+    task_rows: int = 0
+    """Rows the tasks table had (it may keep fewer: MAX_TASK_ROWS)."""
+    kept_rows: int = 0
+    dropped_events: int = 0
+    """Report lines past MAX_REPORT_EVENTS, counted and not kept."""
+    raw_cut: int = 0
+    """Report lines past MAX_RAW_LINES, not kept for quoting."""
 
     def add(self, event: ev.Event, seq: int) -> None:
         record = event.record
-        self.events.append(event)
         self.last_stamp = record.stamp
         self.last_line = record.line_no
-        if len(self.raw_lines) < MAX_RAW_LINES and (
-            not self.raw_lines or self.raw_lines[-1] is not record.raw
+        if isinstance(event, ev.TaskRow):
+            self.task_rows += 1
+            self.kept_rows += 1
+            if self.kept_rows > 2 * MAX_TASK_ROWS:
+                self._prune_rows()
+        elif len(self.events) - self.kept_rows >= MAX_REPORT_EVENTS and not isinstance(
+            event, (ev.Killed, ev.OomKillSummary, ev.TaskInMemcg, ev.OomInvoked)
         ):
-            self.raw_lines.append(record.raw)
+            self.dropped_events += 1
+            return
+        self.events.append(event)
+        if not self.raw_lines or self.raw_lines[-1] is not record.raw:
+            if len(self.raw_lines) < MAX_RAW_LINES:
+                self.raw_lines.append(record.raw)
+            else:
+                self.raw_cut += 1
+
+    def _prune_rows(self) -> None:
+        """Keep the MAX_TASK_ROWS rows the kernel would rank highest and the largest by rss."""
+        header = next((e for e in self.events if isinstance(e, ev.TasksHeader)), None)
+        columns = header.columns if header is not None else ("pid",)
+        limit = next((e.limit_kb for e in self.events if isinstance(e, ev.MemcgUsage)), None)
+        ram = next((e.count for e in self.events if isinstance(e, ev.PagesLine) and e.kind == "ram"), None)
+        # The adj term's base: the cgroup's limit in a memcg OOM, else RAM (4 KiB pages assumed).
+        total = limit // 4 if limit is not None and limit < 1 << 50 else ram
+        scored = []
+        for index, event in enumerate(self.events):
+            if isinstance(event, ev.TaskRow):
+                row = split_task_row(event.rest, columns) or {}
+                rss = _int(row.get("rss")) + _int(row.get("rss_anon")) * (0 if "rss" in row else 1)
+                points = rss + _int(row.get("swapents")) + _int(row.get("pgtables_bytes")) // 4096
+                adj = _int(row.get("oom_score_adj"))
+                score = points + (adj * total // 1000 if total else 0)
+                scored.append((index, score, rss))
+        keep = {i for i, _, _ in sorted(scored, key=lambda x: -x[1])[: MAX_TASK_ROWS // 2]}
+        keep |= {i for i, _, _ in sorted(scored, key=lambda x: -x[2])[: MAX_TASK_ROWS // 2]}
+        self.events = [e for i, e in enumerate(self.events) if not isinstance(e, ev.TaskRow) or i in keep]
+        self.kept_rows = len(keep)
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else 0
 
 
 @dataclass
@@ -138,14 +203,20 @@ class _Run:
 class EpisodeBuilder:
     """Feed it every record (with its parsed event, if any) in input order; then `finish()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, since: datetime | None = None, until: datetime | None = None) -> None:
         self._seq = 0
         self._current: _Draft | None = None
-        self._closed: list[_Draft] = []
-        self._recent: deque[_Draft] = deque(maxlen=32)
+        self._elided = _Elision()
+        self._frozen: FirstAndLast[Episode] = FirstAndLast(KEPT_FIRST, KEPT_LAST, self._elided.add)
+        """Finished kills (kernel reports without their events, userspace kills), in input order."""
+        self._since = since - timedelta(seconds=RANGE_MARGIN_S) if since is not None else None
+        self._until = until + timedelta(seconds=RANGE_MARGIN_S) if until is not None else None
+        self._outside = 0
+        self._recent: deque[_Draft] = deque()
+        """The last few closed drafts, still open to the reap line that follows a kill."""
         self._pending: deque[ev.Event] = deque(maxlen=4000)
         self._suppressed = 0
-        self._runs: list[_Run] = []
+        self._runs: FirstAndLast[_Run] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS, self._run_dropped)
         self._open_runs: dict[tuple[str | None, str, str], _Run] = {}
         self._offsets: dict[tuple[str, int], datetime] = {}
         self._sources: dict[str, dict[str, object]] = {}
@@ -153,9 +224,8 @@ class EpisodeBuilder:
         self._unparsed: list[Unparsed] = []
         self._unparsed_count = 0
         self._hosts: dict[str, None] = {}
-        self._crashes: list[tuple[ev.ProcessCrash, int]] = []
-        self._userspace: list[tuple[ev.UserspaceKill, int]] = []
-        self._unit_records: list[tuple[ev.UnitRecord, int]] = []
+        self._crashes: FirstAndLast[tuple[ev.ProcessCrash, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
+        self._unit_records: FirstAndLast[tuple[ev.UnitRecord, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._last_kill: dict[str | None, int] = {}
         """The seq of the latest kill per host: a warning run ends at a kill."""
 
@@ -204,7 +274,7 @@ class EpisodeBuilder:
         elif isinstance(event, ev.ProcessCrash):
             self._crashes.append((event, self._seq))
         elif isinstance(event, ev.UserspaceKill):
-            self._userspace.append((event, self._seq))
+            self._keep(userspace_episode(event, self._moment(record, self._seq)))
             self._last_kill[record.host] = self._seq
         elif isinstance(event, ev.UnitRecord):
             self._unit_records.append((event, self._seq))
@@ -302,9 +372,30 @@ class EpisodeBuilder:
 
     def _close_current(self) -> None:
         if self._current is not None:
-            self._closed.append(self._current)
             self._recent.append(self._current)
             self._current = None
+            if len(self._recent) > REAP_WINDOW:
+                self._freeze_oldest()
+
+    def _freeze_oldest(self) -> None:
+        draft = self._recent.popleft()
+        if draft.events:
+            self._keep(_Freezer(draft, self).episode(0))
+
+    def _keep(self, episode: Episode) -> None:
+        time = self._resolve(episode.moment).time
+        if time is not None and (
+            (self._since is not None and time < self._since)
+            or (self._until is not None and time > self._until)
+        ):
+            self._outside += 1
+            return
+        self._frozen.append(episode)
+
+    def _run_dropped(self, run: _Run) -> None:
+        key = (run.event.record.host, run.event.kind, run.event.key)
+        if self._open_runs.get(key) is run:
+            del self._open_runs[key]
 
     # ---- warnings ---------------------------------------------------------------
 
@@ -375,12 +466,12 @@ class EpisodeBuilder:
 
     def finish(self) -> Analysis:
         self._close_current()
-        drafts = [d for d in self._closed if d.events]
-        kernel = [self._freeze(0, d) for d in drafts]
-        kernel = [dataclasses.replace(e, unit=unit_of(e.task_memcg)) for e in kernel]
-        userspace = [
-            userspace_episode(k, self._resolve(self._moment(k.record, seq))) for k, seq in self._userspace
-        ]
+        while self._recent:
+            self._freeze_oldest()
+        # Boot times learnt after a report was frozen still give its uptimes a wall time.
+        head = [self._resolved(e) for e in self._frozen.head()]
+        tail = [self._resolved(e) for e in self._frozen.tail()]
+        self._frozen = FirstAndLast(0, 0)
         notes = [
             UnitNote(
                 u.unit,
@@ -394,7 +485,16 @@ class EpisodeBuilder:
             )
             for u, seq in self._unit_records
         ]
-        episodes = _numbered(join_units(kernel + userspace, notes))
+        joined = join_units(head + tail, notes)
+        if self._elided.kills:
+            # Number around the kills not kept, so that a kill keeps its number in a narrower read.
+            boundary = max(e.moment.seq for e in head)
+            episodes = _numbered([e for e in joined if e.moment.seq <= boundary])
+            episodes += _numbered(
+                [e for e in joined if e.moment.seq > boundary], start=len(episodes) + self._elided.kills + 1
+            )
+        else:
+            episodes = _numbered(joined)
         warnings = [
             KernelWarning(
                 kind=r.event.kind,
@@ -421,6 +521,8 @@ class EpisodeBuilder:
                 Crash(e.comm, e.pid, e.text, self._resolve(self._moment(e.record, seq)))
                 for e, seq in self._crashes
             ),
+            outside_range=self._outside,
+            elided=self._elided.summary(self._runs.dropped, self._resolve) if self._elided.kills else None,
         )
 
     def _source_summary(self, name: str, info: dict[str, object]) -> SourceSummary:
@@ -447,8 +549,17 @@ class EpisodeBuilder:
         first = draft.events[0].record
         return self._moment(first, draft.seq)
 
-    def _freeze(self, number: int, draft: _Draft) -> Episode:
-        return _Freezer(draft, self).episode(number)
+    def _resolved(self, episode: Episode) -> Episode:
+        reaped = episode.reaped
+        if reaped is not None and reaped.moment.time is None:
+            reaped = dataclasses.replace(reaped, moment=self._resolve(reaped.moment))
+        return dataclasses.replace(
+            episode,
+            moment=self._resolve(episode.moment),
+            began=self._resolve(episode.began),
+            reaped=reaped,
+            unit=episode.unit or unit_of(episode.task_memcg),
+        )
 
 
 _E = TypeVar("_E", bound=ev.Event)
@@ -527,7 +638,24 @@ class _Freezer:
             missing=self.missing(summary, kernel),
             lines=(draft.first_line, draft.last_line),
             raw_lines=tuple(draft.raw_lines),
+            trimmed=self.trimmed(len(tasks)),
         )
+
+    def trimmed(self, kept_rows: int) -> tuple[str, ...]:
+        draft = self.draft
+        notes = []
+        if draft.task_rows > kept_rows:
+            notes.append(
+                f"tasks table: {kept_rows:,} of {draft.task_rows:,} rows kept (those the kernel "
+                "ranks highest and the largest by rss)"
+            )
+        if draft.raw_cut:
+            notes.append(f"quoted lines: the first {MAX_RAW_LINES:,} of the report's lines")
+        if draft.dropped_events:
+            notes.append(
+                f"report: {draft.dropped_events:,} lines past the first {MAX_REPORT_EVENTS:,} not read"
+            )
+        return tuple(notes)
 
     def trigger(self, task_line: ev.Event | None) -> Trigger | None:
         header = self.draft.header
@@ -780,13 +908,44 @@ def _row_adj(row: Mapping[str, int | str]) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _numbered(episodes: list[Episode]) -> list[Episode]:
+def _numbered(episodes: list[Episode], start: int = 1) -> list[Episode]:
     """Input order, or time order when every episode has a wall time (merged sources), numbered."""
     if all(e.moment.time is not None for e in episodes):
         ordered = sorted(episodes, key=lambda e: (e.moment.time, e.moment.seq))
     else:
         ordered = sorted(episodes, key=lambda e: e.moment.seq)
-    return [dataclasses.replace(e, id=number) for number, e in enumerate(ordered, start=1)]
+    return [dataclasses.replace(e, id=number) for number, e in enumerate(ordered, start=start)]
+
+
+class _Elision:
+    """What the kills not kept had in common: how many, when, and who died."""
+
+    def __init__(self) -> None:
+        self.kills = 0
+        self.first: Moment | None = None
+        self.last: Moment | None = None
+        self.victims: Counter[str] = Counter()
+
+    def add(self, episode: Episode) -> None:
+        self.kills += 1
+        if self.first is None:
+            self.first = episode.moment
+        self.last = episode.moment
+        name = episode.victim.comm if episode.victim is not None else "(unknown)"
+        if name not in self.victims and len(self.victims) >= _ELIDED_NAMES:
+            name = "(other)"
+        self.victims[name] += 1
+
+    def summary(self, runs_dropped: int, resolve: Callable[[Moment], Moment]) -> Elided:
+        return Elided(
+            kills=self.kills,
+            first=resolve(self.first) if self.first is not None else None,
+            last=resolve(self.last) if self.last is not None else None,
+            victims=tuple(self.victims.most_common(10)),
+            warning_runs=runs_dropped,
+            kept_first=KEPT_FIRST,
+            kept_last=KEPT_LAST,
+        )
 
 
 def _new_source_info(kind: str) -> dict[str, object]:
@@ -882,12 +1041,11 @@ def _incidents(episodes: list[Episode], warnings: list[KernelWarning]) -> list[I
         groups.append([episode])
     incidents = []
     previous_end: Moment | None = None
+    # Lost records say the log is incomplete, not that memory ran short: never a warning.
+    candidates = _WarningSweep([w for w in warnings if w.kind != "lost-messages"])
     for number, group in enumerate(groups, start=1):
         start = group[0].moment
-        # Lost records say the log is incomplete, not that memory ran short: never a warning.
-        attached = tuple(
-            w for w in warnings if w.kind != "lost-messages" and _warns(w, start, previous_end, group[0].host)
-        )
+        attached = tuple(w for w in candidates.near(start) if _warns(w, start, previous_end, group[0].host))
         # A memory warning tells more than the GPU's Xid chatter: it is the first warning when
         # there is one, however early an Xid came.
         memory = [w for w in attached if w.kind in MEMORY_WARNINGS]
@@ -895,7 +1053,47 @@ def _incidents(episodes: list[Episode], warnings: list[KernelWarning]) -> list[I
         lead = moment_gap(earliest.first, start) if earliest else None
         incidents.append(Incident(number, tuple(e.id for e in group), attached, earliest, lead))
         previous_end = group[-1].moment
+        candidates.passed(previous_end)
     return incidents
+
+
+def _clock(moment: Moment) -> tuple[tuple[object, ...], float]:
+    """Which clock a moment can be compared on, and its reading: wall time, else uptime within
+    its source and boot, else input order within its source (what moment_gap compares)."""
+    if moment.time is not None:
+        return ("wall",), moment.time.timestamp()
+    if moment.uptime_s is not None:
+        return ("uptime", moment.source, moment.boot), moment.uptime_s
+    return ("order", moment.source), float(moment.seq)
+
+
+class _WarningSweep:
+    """The warnings that may still precede an incident, found in one pass over incidents in
+    time order: each warning run enters once (when the kills reach its start) and leaves once
+    (when it is too old, or an incident after it has passed), so a crash loop of 200,000 kills
+    costs 200,000 steps, not 200,000 times every warning. `_warns` still has the last word."""
+
+    def __init__(self, warnings: list[KernelWarning]) -> None:
+        self._waiting: dict[tuple[object, ...], deque[KernelWarning]] = {}
+        for warning in sorted(warnings, key=lambda w: _clock(w.first)[1]):
+            self._waiting.setdefault(_clock(warning.first)[0], deque()).append(warning)
+        self._active: dict[tuple[object, ...], list[KernelWarning]] = {}
+
+    def near(self, start: Moment) -> list[KernelWarning]:
+        clock, now = _clock(start)
+        waiting = self._waiting.get(clock)
+        active = self._active.setdefault(clock, [])
+        while waiting and _clock(waiting[0].first)[1] <= now:
+            active.append(waiting.popleft())
+        if clock[0] != "order":
+            active[:] = [w for w in active if _clock(w.last)[1] >= now - LOOKBACK_S]
+        return active
+
+    def passed(self, end: Moment) -> None:
+        """An incident ended at `end`: warnings that last came before it belong to it or none."""
+        clock, now = _clock(end)
+        if clock in self._active:
+            self._active[clock] = [w for w in self._active[clock] if _clock(w.last)[1] > now]
 
 
 def _sort_key(moment: Moment) -> tuple[float, int]:

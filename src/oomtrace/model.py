@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 
@@ -171,6 +171,9 @@ class Episode:
     unit_notes: tuple[UnitNote, ...] = ()
     killer_reason: str | None = None
     """Why a userspace killer acted, in its own words (systemd-oomd's pressure, earlyoom's limits)."""
+    trimmed: tuple[str, ...] = ()
+    """What was not kept of an oversized report to bound memory, in words ("tasks table: 1,000
+    of 200,000 rows kept, ..."): the answer may then rest on part of the report."""
     memcg_from: str | None = None
     """Which line named `memcg`: "oom-kill summary", "Task in line", or "memory cgroup stats
     (inferred)" when the report lost both."""
@@ -236,6 +239,42 @@ class SourceSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class Elided:
+    """Kills between the first and the last ones kept, counted instead of kept (bounded memory)."""
+
+    kills: int
+    first: Moment | None
+    last: Moment | None
+    victims: tuple[tuple[str, int], ...]
+    """The most frequent victim names among them, with counts, most frequent first."""
+    warning_runs: int
+    """Warning runs dropped with them."""
+    kept_first: int
+    kept_last: int
+
+    def note(self) -> str:
+        when = ""
+        if self.first is not None and self.last is not None:
+            when = f" ({_when(self.first)} to {_when(self.last)})"
+        names = ", ".join(f"{name} \u00d7{count:,}" for name, count in self.victims[:3])
+        runs = f" and {self.warning_runs:,} warning runs" if self.warning_runs else ""
+        return (
+            f"{self.kills:,} kills{when}{runs} between the first {self.kept_first:,} and the last "
+            f"{self.kept_last:,} were counted, not kept, to bound memory"
+            + (f" (victims: {names})" if names else "")
+            + "; narrow the range with --since/--until to see them"
+        )
+
+
+def _when(moment: Moment) -> str:
+    if moment.time is not None:
+        return moment.time.isoformat(sep=" ", timespec="seconds")
+    if moment.uptime_s is not None:
+        return f"uptime {moment.uptime_s:.0f}s"
+    return f"line {moment.line}"
+
+
+@dataclass(frozen=True, slots=True)
 class Analysis:
     """Everything the input held about OOM kills."""
 
@@ -253,6 +292,16 @@ class Analysis:
     range_until: datetime | None = None
     outside_range: int = 0
     """Kills the input held that fell outside the range (or had no wall time to judge by)."""
+    elided: Elided | None = None
+    """Kills of a very long log between the first and last ones kept (episodes.KEPT_FIRST...)."""
+    _by_id: dict[int, tuple[Episode, Incident | None]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+    """Episode id → (episode, its incident): every format asks once per kill, so no scans."""
+
+    def __post_init__(self) -> None:
+        incident_of = {e: incident for incident in self.incidents for e in incident.episode_ids}
+        self._by_id.update((e.id, (e, incident_of.get(e.id))) for e in self.episodes)
 
     def range_note(self) -> str | None:
         """The range applied and what it left out, for footers and "nothing found" messages."""
@@ -284,10 +333,8 @@ class Analysis:
         return (firsts[0] if firsts else None), (lasts[-1] if lasts else None)
 
     def incident_of(self, episode: Episode) -> Incident | None:
-        for incident in self.incidents:
-            if episode.id in incident.episode_ids:
-                return incident
-        return None
+        found = self._by_id.get(episode.id)
+        return found[1] if found is not None else None
 
     def episode(self, episode_id: int) -> Episode:
-        return next(e for e in self.episodes if e.id == episode_id)
+        return self._by_id[episode_id][0]

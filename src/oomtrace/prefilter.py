@@ -8,6 +8,8 @@ the journal, so every reader keeps the same lines.
 
 from __future__ import annotations
 
+import re
+
 from oomtrace.messages import MESSAGES
 
 # Short literals that stand for many anchors at once: the fewer literals, the faster Hyperscan
@@ -38,6 +40,10 @@ REGION_STARTS = tuple(a for kind in MESSAGES if kind.opens_report for a in kind.
 REGION_MAX_LINES = 20_000
 
 
+# `[  1234]  1000  1234  ...`: a tasks-table row, whatever prefix stands before it.
+_TASK_ROW = re.compile(r"\[ *\d+\] +\d+ +\d+")
+
+
 class Prefilter:
     """Decides line by line, in input order, whether a line goes to the full grammar."""
 
@@ -57,6 +63,9 @@ class Prefilter:
                 self._left = REGION_MAX_LINES  # a new report begins inside this one
             elif not self._left and self._anchored(text):
                 self._left = 1
+            elif self._left < REGION_MAX_LINES // 2 and _TASK_ROW.search(text):
+                # A tasks table of a big machine can outrun the region: it goes on while rows do.
+                self._left = REGION_MAX_LINES
             return True
         if not any(anchor in text for anchor in ANCHORS):
             return False

@@ -78,7 +78,7 @@ class Redactor:
         if isinstance(obj, str):
             return self.text(obj)
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            changes = {f.name: self._walk(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+            changes = {f.name: self._walk(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
             return dataclasses.replace(obj, **changes)
         if isinstance(obj, tuple):
             return tuple(self._walk(item) for item in obj)

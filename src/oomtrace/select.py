@@ -32,6 +32,7 @@ def between(analysis: Analysis, since: datetime | None, until: datetime | None) 
         incidents=incidents,
         range_since=since,
         range_until=until,
-        outside_range=len(analysis.episodes) - len(episodes),
+        # Kills far outside the range were dropped while reading (episodes.RANGE_MARGIN_S).
+        outside_range=analysis.outside_range + len(analysis.episodes) - len(episodes),
     )
     return trimmed, untimed

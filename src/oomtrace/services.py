@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 
@@ -15,6 +16,8 @@ UNIT_BEFORE_S = 10.0
 UNIT_GROUP_S = 60.0
 # Unit records with no times: this many records apart at most to be one death.
 UNIT_GROUP_LINES = 20
+# How many of the latest unit-record groups a record may join (units interleave on a busy host).
+_RECENT_GROUPS = 64
 _UNIT = re.compile(r"[^/]+\.(?:service|scope)$")
 USERSPACE_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "lmkd", "lowmemorykiller")
 
@@ -114,8 +117,17 @@ def join_units(episodes: list[Episode], notes: list[UnitNote]) -> list[Episode]:
     """Attach each unit record to the kill in its unit; the rest that report kills become episodes."""
     attached: dict[int, list[UnitNote]] = {}
     leftover = []
+    # Kills by unit and host, in time order: a note is joined by time, so only kills with one.
+    by_unit: dict[tuple[str | None, str | None], list[tuple[float, int]]] = {}
+    for index, episode in enumerate(episodes):
+        if episode.unit is not None and episode.moment.time is not None:
+            by_unit.setdefault((episode.unit, episode.host), []).append(
+                (episode.moment.time.timestamp(), index)
+            )
+    for kills in by_unit.values():
+        kills.sort()
     for note in notes:
-        target = _episode_for(note, episodes)
+        target = _episode_for(note, episodes, by_unit.get((note.unit, note.moment_host), []))
         if target is None:
             leftover.append(note)
         else:
@@ -127,11 +139,16 @@ def join_units(episodes: list[Episode], notes: list[UnitNote]) -> list[Episode]:
     return joined + _unit_only_episodes(leftover)
 
 
-def _episode_for(note: UnitNote, episodes: list[Episode]) -> int | None:
+def _episode_for(note: UnitNote, episodes: list[Episode], kills: list[tuple[float, int]]) -> int | None:
+    """The kill in the note's unit and host nearest before it (`kills`: theirs, by time)."""
+    if note.moment.time is None:
+        return None
+    at = note.moment.time.timestamp()
+    start = bisect.bisect_left(kills, (at - UNIT_AFTER_S, -1))
+    end = bisect.bisect_right(kills, (at + UNIT_BEFORE_S, len(episodes)))
     best = None
-    for index, episode in enumerate(episodes):
-        if episode.unit != note.unit or episode.host != note.moment_host:
-            continue
+    for _, index in kills[start:end]:
+        episode = episodes[index]
         gap = _gap(episode.moment, note.moment)
         near = gap is not None and -UNIT_BEFORE_S <= gap <= UNIT_AFTER_S
         if near and gap is not None and (best is None or gap < best[0]):
@@ -143,7 +160,8 @@ def _unit_only_episodes(notes: list[UnitNote]) -> list[Episode]:
     """Unit records with no kill to join: an episode only where they report a kill."""
     groups: list[list[UnitNote]] = []
     for note in notes:
-        for group in groups:
+        # Records of one death are close: the latest groups are the only ones it can join.
+        for group in reversed(groups[-_RECENT_GROUPS:]):
             last = group[-1]
             gap = _gap(last.moment, note.moment)
             if gap is None and last.moment.time is None and note.moment.time is None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
 from oomtrace.badness import Ranking
 from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
-from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
+from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, TimelineEntry
 from oomtrace.units import iso_time
@@ -24,9 +25,9 @@ class JsonFormat(Format):
             {
                 "schema": SCHEMA,
                 "source": source_json(analysis),
-                "episodes": [episode_json(e) for e in analysis.episodes],
-                "warnings": [warning_json(w) for w in analysis.warnings],
-                "incidents": [incident_json(i) for i in analysis.incidents],
+                "episodes": (episode_json(e) for e in analysis.episodes),
+                "warnings": (warning_json(w) for w in analysis.warnings),
+                "incidents": (incident_json(i) for i in analysis.incidents),
             }
         )
 
@@ -37,7 +38,7 @@ class JsonFormat(Format):
         document.update(verdict_json(verdict, stories[-1] if stories else None))
         document["source"] = source_json(analysis)
         if len(stories) > 1:
-            document["all"] = [story_json(s) for s in stories]
+            document["all"] = (story_json(s) for s in stories)
         self._emit(document)
 
     def report(self, analysis: Analysis, report: Report) -> None:
@@ -53,7 +54,7 @@ class JsonFormat(Format):
                     "by_cause": dict(report.by_cause),
                 },
                 "untimed_episodes": report.untimed,
-                "incidents": [story_json(s) for s in report.stories],
+                "incidents": (story_json(s) for s in report.stories),
                 "source": source_json(analysis),
             }
         )
@@ -69,8 +70,28 @@ class JsonFormat(Format):
         self._emit(document)
 
     def _emit(self, document: dict[str, Any]) -> None:
-        # Plain print: rich would wrap or highlight; json.dumps escapes control characters.
-        self.console.file.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        """The document as `json.dumps(indent=2)` writes it, but a top-level value that is an
+        iterator is written item by item: a list of 200,000 episodes is never one string."""
+        # Plain writes: rich would wrap or highlight; json.dumps escapes control characters.
+        write = self.console.file.write
+        write("{")
+        for number, (key, value) in enumerate(document.items()):
+            write(("," if number else "") + f"\n  {json.dumps(key)}: ")
+            if not isinstance(value, Iterator):
+                write(_dumps(value, 2))
+                continue
+            write("[")
+            empty = True
+            for item in value:
+                write(("\n    " if empty else ",\n    ") + _dumps(item, 4))
+                empty = False
+            write("]" if empty else "\n  ]")
+        write("\n}\n" if document else "}\n")
+
+
+def _dumps(value: Any, indent: int) -> str:
+    """`value` as it appears `indent` spaces deep in an indent=2 document."""
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + " " * indent)
 
 
 def moment_json(moment: Moment | None) -> dict[str, Any] | None:
@@ -135,6 +156,7 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         "panic": episode.panic,
         "suppressed_reports": episode.suppressed_reports,
         "missing": list(episode.missing),
+        "trimmed": list(episode.trimmed),
         "lines": list(episode.lines),
         "unit": episode.unit,
         "unit_records": [
@@ -260,6 +282,23 @@ def source_json(analysis: Analysis) -> dict[str, Any]:
         }
         if analysis.range_since is not None or analysis.range_until is not None
         else None,
+        "elided": _elided_json(analysis.elided),
+    }
+
+
+def _elided_json(elided: Elided | None) -> dict[str, Any] | None:
+    """Kills counted, not kept, between the first and last ones (a log of very many kills)."""
+    if elided is None:
+        return None
+    return {
+        "kills": elided.kills,
+        "first": moment_json(elided.first),
+        "last": moment_json(elided.last),
+        "victims": [{"comm": name, "kills": count} for name, count in elided.victims],
+        "warning_runs": elided.warning_runs,
+        "kept_first": elided.kept_first,
+        "kept_last": elided.kept_last,
+        "note": elided.note(),
     }
 
 

@@ -246,12 +246,13 @@ def _footer(analysis: Analysis) -> str:
     span = f", {clock(first)} to {clock(last)}" if first and last else ""
     records = sum(s.records for s in analysis.sources)
     problems = "".join(f" {text(s.name)}: {text(s.problem)}." for s in analysis.sources if s.problem)
-    read = f"read {text(_names(analysis))} ({records} lines{text(span)})."
+    read = f"read {text(_names(analysis))} ({records:,} lines{text(span)})."
     lost = lost_records_note(analysis)
     lost_text = f" Incomplete: {text(lost)}." if lost else ""
     ranged = analysis.range_note()
     range_text = f" Only the {text(ranged)}." if ranged else ""
-    return f"<sub>oomtrace {__version__} {read}{problems}{lost_text}{range_text}</sub>"
+    elided = f" {text(analysis.elided.note())}." if analysis.elided else ""
+    return f"<sub>oomtrace {__version__} {read}{problems}{lost_text}{range_text}{elided}</sub>"
 
 
 def _story(story: Story) -> str:
@@ -401,6 +402,8 @@ def _victim_table(episode: Episode, why: Explanation) -> str:
         rows.append(["kernel", text(machine)])
     if episode.missing:
         rows.append(["missing from the log", text(", ".join(episode.missing))])
+    for note in episode.trimmed:
+        rows.append(["not kept (bounded memory)", text(note)])
     return table(["", ""], rows)
 
 
@@ -457,14 +460,14 @@ def _raw_lines(episode: Episode, budget: int) -> str:
             break
         kept.append(line)
         used += cost
+    first, last = episode.lines
     cut = len(lines) - len(kept)
     note = ""
     if cut:
         note = (
             f"\n\n_{cut} of {len(lines)} lines were cut to stay under GitHub's {GITHUB_LIMIT:,}-character "
-            "comment limit; `oomtrace why --format json` has them all._"
+            f"comment limit; the log has them all at lines {first}\u2013{last}._"
         )
-    first, last = episode.lines
     summary = f"Kernel log lines {first}\u2013{last} of this episode ({len(lines)} lines)"
     return (
         "\n".join(["<details>", f"<summary>{summary}</summary>", "", code_block(kept), "", "</details>"])

@@ -226,6 +226,8 @@ class TextFormat(Format):
         grid.add_row("First warning", _t(_first_warning(story)))
         if episode.missing:
             grid.add_row("Missing", _t(_missing(episode), "yellow"))
+        for note in episode.trimmed:
+            grid.add_row("Not kept", _t(note, "yellow"))
         return grid
 
     def _unit_rows(self, grid: Table, episode: Episode) -> None:
@@ -286,6 +288,8 @@ class TextFormat(Format):
             grid.add_row("Kernel", _t(machine))
         if episode.missing:
             grid.add_row("Missing", _t(_missing(episode), "yellow"))
+        for note in episode.trimmed:
+            grid.add_row("Not kept", _t(note, "yellow"))
         return grid
 
     def _memory(self, memory: MemoryPicture) -> Group:
@@ -381,11 +385,11 @@ def _summary_line(analysis: Analysis) -> str:
     span = f" from {clock(first)} to {clock(last)}" if first and last else ""
     records = sum(s.records for s in analysis.sources)
     counts = (
-        f"{len(analysis.episodes)} OOM episode(s) in {len(analysis.incidents)} incident(s), "
-        f"{len(analysis.warnings)} warning run(s)"
+        f"{len(analysis.episodes):,} OOM episode(s) in {len(analysis.incidents):,} incident(s), "
+        f"{len(analysis.warnings):,} warning run(s)"
     )
     unparsed = (
-        f"; {analysis.unparsed_count} OOM-looking line(s) not understood" if analysis.unparsed_count else ""
+        f"; {analysis.unparsed_count:,} OOM-looking line(s) not understood" if analysis.unparsed_count else ""
     )
     unit = "entries" if analysis.sources and all(s.kind == "journal" for s in analysis.sources) else "lines"
     problems = "".join(f" {s.name}: {s.problem}." for s in analysis.sources if s.problem)
@@ -393,7 +397,8 @@ def _summary_line(analysis: Analysis) -> str:
     lost_text = f" Incomplete: {lost}." if lost else ""
     ranged = analysis.range_note()
     range_text = f" Only the {ranged}." if ranged else ""
-    return f"Read {names}: {records} {unit}{span}. {counts}{unparsed}.{problems}{lost_text}{range_text}"
+    notes = problems + lost_text + range_text + (f" {analysis.elided.note()}." if analysis.elided else "")
+    return f"Read {names}: {records:,} {unit}{span}. {counts}{unparsed}.{notes}"
 
 
 # Columns of names, which may wrap; every other column holds a number or a time.

@@ -22,7 +22,12 @@ class Source(ABC):
     progress: Callable[[int], None] | None = None
     """Called now and then with how far reading has come (bytes, or entries for a journal)."""
     problem: str | None = None
-    """Why reading stopped before the end (a cut or damaged compressed file), if it did."""
+    """Why reading stopped before the end (a cut or damaged compressed file), if it did, and
+    what was cut on the way (overlong lines)."""
+
+    def add_problem(self, problem: str | None) -> None:
+        if problem is not None:
+            self.problem = f"{self.problem}; {problem}" if self.problem else problem
 
     def size(self) -> int | None:
         """How far `progress` will go (bytes), when known."""

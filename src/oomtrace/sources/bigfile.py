@@ -21,7 +21,7 @@ from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources import chunks
 from oomtrace.sources.base import DAMAGED
-from oomtrace.sources.textfile import bytes_position, open_bytes
+from oomtrace.sources.textfile import BoundedLines, bytes_position, open_bytes
 
 if TYPE_CHECKING:
     from oomtrace.sources.textfile import KernelLogFile
@@ -40,13 +40,15 @@ def big_file_records(source: KernelLogFile, splitter: LineSplitter, compressed: 
     line_no = 0
     offset = 0
     total = 0
+    cut_lines = skipped = 0  # overlong lines the chunk scan cut, and the bytes it skipped
     reader = _ChunkReader(splitter, prefilter)
     last: chunks.Chunk | None = None
     with open_bytes(source.path) as stream:
+        head = BoundedLines(stream, source.name)
         try:
-            for raw in stream:
+            for raw in head.byte_lines():
                 line_no += 1
-                offset += len(raw)
+                offset = head.consumed
                 text = _decode(raw)
                 prefilter.wants(text)
                 yield from splitter.split(text, line_no)
@@ -58,6 +60,8 @@ def big_file_records(source: KernelLogFile, splitter: LineSplitter, compressed: 
             else:
                 pieces = chunks.chunks(source.path, offset, line_no + 1)
             for chunk in pieces:
+                cut_lines += chunk.cut_lines
+                skipped += chunk.skipped_bytes
                 source._report(bytes_position(stream) if compressed else chunk.offset)
                 yield from reader.read(chunk)
                 total = chunk.first_line - 1 + chunk.line_count
@@ -67,6 +71,10 @@ def big_file_records(source: KernelLogFile, splitter: LineSplitter, compressed: 
             if line_no == 0:
                 raise InputError(f"cannot decompress {source.name}: {error}") from None
             source.problem = f"cut short after line {max(total, line_no)} ({error})"
+    if cut_lines:
+        head.cut_lines += cut_lines
+        head.skipped_bytes += skipped
+    source.add_problem(head.note())
     if last is not None and total > reader.last_line:
         # The last line too, so the span the report states is the file's whole span.
         tail = last.data.splitlines()

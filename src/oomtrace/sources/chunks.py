@@ -29,6 +29,7 @@ import numpy as np
 
 from oomtrace.prefilter import ANCHORS, XID_ANCHOR
 from oomtrace.sources.base import DAMAGED
+from oomtrace.sources.textfile import MAX_LINE_BYTES
 
 CHUNK_BYTES = 2 << 20
 # mallopt parameter numbers (glibc's malloc.h).
@@ -61,6 +62,9 @@ class Chunk:
     xid_groups: tuple[Any, ...] | None
     """The Xid anchor offsets by Xid code, one numpy array per code; None when some code could
     not be read here (cut, odd or long) or a line holds two Xids: then read them one by one."""
+    cut_lines: int = 0
+    """Lines longer than MAX_LINE_BYTES, cut to it here (the rest was skipped, not kept)."""
+    skipped_bytes: int = 0
 
     @property
     def line_count(self) -> int:
@@ -149,18 +153,32 @@ def _block_jobs(
     """Scans of the stream's blocks cut at their last newline, submitted one by one as the
     caller asks; a read that fails ends them, its error left in `failures`."""
     carry = b""  # the start of a line whose end is in the next block
+    skipping = False  # inside an overlong line, after the part kept of it
+    cut_lines = skipped = 0
     while not failures:
         block, failure = _read_block(stream)
         if failure is not None:
             failures.append(failure)
         if not block:
             break
+        if skipping:
+            newline = block.find(b"\n")
+            skipped += len(block) if newline < 0 else newline
+            if newline < 0:
+                continue
+            block, skipping = block[newline:], False
         data = carry + block
         cut = data.rfind(b"\n") + 1
         carry, data = data[cut:], data[:cut]
+        if len(carry) > MAX_LINE_BYTES:
+            # A line longer than any log's: keep its start, skip the rest as it streams past.
+            skipped += len(carry) - MAX_LINE_BYTES
+            carry, skipping = carry[:MAX_LINE_BYTES], True
+            cut_lines += 1
         if data:
-            yield pool.submit(_scan, offset, data)
+            yield pool.submit(_scan, offset, data, cut_lines, skipped)
             offset += len(data)
+            cut_lines = skipped = 0
     if carry and not failures:  # a last line with no newline (a cut one is dropped)
         yield pool.submit(_scan, offset, carry)
 
@@ -249,7 +267,7 @@ class _FileReader:
     def scan(self, index: int) -> Chunk:
         return _scan(*self._read(self.start + index * CHUNK_BYTES))
 
-    def _read(self, begin: int) -> tuple[int, bytes]:
+    def _read(self, begin: int) -> tuple[int, bytes, int, int]:
         """(file offset, bytes) of the lines that start in this chunk's range, whole."""
         end = min(begin + CHUNK_BYTES, self.size)
         if begin > self.start:
@@ -257,30 +275,42 @@ class _FileReader:
             data = os.pread(self.fd, end - begin + 1, begin - 1)
             newline = data.find(b"\n")
             if newline < 0:
-                return begin, b""  # inside a line that started in an earlier chunk
+                return begin, b"", 0, 0  # inside a line that started in an earlier chunk
             begin, data = begin + newline, data[newline + 1 :]
             if begin >= end:
-                return begin, b""  # no line starts in this chunk's range
+                return begin, b"", 0, 0  # no line starts in this chunk's range
         else:
             data = os.pread(self.fd, end - begin, begin)
         if end < self.size and not data.endswith(b"\n"):
-            data += self._rest_of_line(end)
-        return begin, data
+            rest, skipped = self._rest_of_line(end, MAX_LINE_BYTES - (len(data) - data.rfind(b"\n") - 1))
+            return begin, data + rest, int(skipped > 0), skipped
+        return begin, data, 0, 0
 
-    def _rest_of_line(self, position: int) -> bytes:
+    def _rest_of_line(self, position: int, room: int) -> tuple[bytes, int]:
+        """The rest of the line at `position`, at most `room` bytes of it kept (with its newline),
+        and how many bytes were skipped: the chunks after skip what lies inside the line."""
         parts = []
+        skipped = 0
         while position < self.size:
             block = os.pread(self.fd, 1 << 16, position)
-            newline = block.find(b"\n")
-            if newline >= 0:
-                parts.append(block[: newline + 1])
+            if not block:
                 break
-            parts.append(block)
+            newline = block.find(b"\n")
+            piece = block if newline < 0 else block[: newline + 1]
+            keep = max(0, min(len(piece), room))
+            parts.append(piece[:keep])
+            room -= keep
+            skipped += len(piece) - keep
+            if newline >= 0:
+                break
             position += len(block)
-        return b"".join(parts)
+        data = b"".join(parts)
+        if skipped and not data.endswith(b"\n"):
+            data += b"\n"
+        return data, skipped
 
 
-def _scan(offset: int, data: bytes) -> Chunk:
+def _scan(offset: int, data: bytes, cut_lines: int = 0, skipped_bytes: int = 0) -> Chunk:
     """What the chunk at `offset` holds: anchor lines (Hyperscan), newlines and Xids (numpy)."""
     work = _workspace(len(data))
     ends: list[int] = []
@@ -297,6 +327,8 @@ def _scan(offset: int, data: bytes) -> Chunk:
         anchor_lines=tuple(sorted({data.rfind(b"\n", 0, end) + 1 for end in ends})),
         xid_starts=xids,
         xid_groups=_xid_groups(array, newlines, xids),
+        cut_lines=cut_lines,
+        skipped_bytes=skipped_bytes,
     )
 
 

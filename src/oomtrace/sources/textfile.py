@@ -11,7 +11,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, tzinfo
-from typing import IO, Any
+from typing import Any
 
 from oomtrace.errors import InputError
 from oomtrace.prefixes import LineSplitter
@@ -75,6 +75,7 @@ class KernelLogFile(Source):
                 if line_no == 0:
                     raise InputError(f"cannot decompress {self.name}: {error}") from None
                 self.problem = f"cut short after line {line_no} ({error})"
+            self.add_problem(text.note())
         self.lines_read = line_no  # rsyslog's #012 makes several records of one line
         if line_no == 0:
             raise InputError(
@@ -97,14 +98,85 @@ class KernelLogFile(Source):
                 pass
         return datetime.now(UTC)
 
-    def _open(self) -> IO[str]:
+    def _open(self) -> BoundedLines:
         return open_text(self.path)
 
 
-def open_text(path: str, what: str = "kernel log") -> IO[str]:
-    """A text stream over a log file or `-`, decompressed, refusing journals and binaries."""
-    # Only \n ends a line: a lone \r inside a name stays in it (and is shown inert).
-    return io.TextIOWrapper(open_bytes(path, what), encoding="utf-8", errors="replace", newline="\n")
+def open_text(path: str, what: str = "kernel log") -> BoundedLines:
+    """The lines of a log file or `-`, decompressed, refusing journals and binaries."""
+    name = "<stdin>" if path == "-" else path
+    return BoundedLines(open_bytes(path, what), name, what)
+
+
+# A line longer than this is cut while it is read (the rest skipped, counted): printk's own
+# limit is 1 KiB, and one 1 GiB line must not cost 1 GiB.
+MAX_LINE_BYTES = 64 * 1024
+# No line break in this many bytes at the start: not a log (/dev/zero, a gzip of zeros).
+NO_LINE_BREAK_BYTES = 1 << 20
+
+
+class BoundedLines:
+    """A log's lines as they are read, each at most MAX_LINE_BYTES: memory stays bounded
+    whatever the input. Only \n ends a line: a lone \r inside a name stays in it (shown inert)."""
+
+    def __init__(self, raw: LogBytes, name: str, what: str = "kernel log") -> None:
+        self.buffer = raw
+        self.name = name
+        self.what = what
+        self.cut_lines = 0
+        self.skipped_bytes = 0
+        self.consumed = 0
+        """Bytes read so far, the skipped ones too: where the next line starts."""
+
+    def __enter__(self) -> BoundedLines:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.buffer.close()
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self.byte_lines():
+            yield line.decode("utf-8", "replace")
+
+    def byte_lines(self) -> Iterator[bytes]:
+        read = self.buffer.readline
+        first = True
+        while line := read(MAX_LINE_BYTES):
+            self.consumed += len(line)
+            if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):
+                self._skip_rest(len(line) if first else None)
+                line += b"\n"
+            first = False
+            yield line
+
+    def _skip_rest(self, read_before: int | None) -> None:
+        """Read to the end of an overlong line without keeping it."""
+        skipped = 0
+        while more := self.buffer.readline(1 << 16):
+            skipped += len(more)
+            self.consumed += len(more)
+            if more.endswith(b"\n"):
+                break
+            if read_before is not None and read_before + skipped >= NO_LINE_BREAK_BYTES:
+                raise InputError(
+                    f"{self.name} has no line break in its first {NO_LINE_BREAK_BYTES >> 20} MiB: "
+                    f"not a text {self.what}",
+                    hint="pass dmesg, journalctl or /var/log/kern.log output"
+                    if self.what == "kernel log"
+                    else "pass the server's own log (its captured stdout/stderr)",
+                )
+        self.cut_lines += 1
+        self.skipped_bytes += skipped
+
+    def note(self) -> str | None:
+        """What was cut, for the source's summary."""
+        if not self.cut_lines:
+            return None
+        lines = "1 line" if self.cut_lines == 1 else f"{self.cut_lines:,} lines"
+        return (
+            f"{lines} longer than {MAX_LINE_BYTES >> 10} KiB cut to it while reading "
+            f"({self.skipped_bytes:,} bytes skipped)"
+        )
 
 
 # A log's bytes: a buffered file, or a decompressor (itself buffered: no second buffer over it,
@@ -162,7 +234,7 @@ def _open_binary(path: str) -> io.BufferedReader:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def _position(text: IO[str]) -> int:
+def _position(text: BoundedLines) -> int:
     """Bytes read so far from the file under a text stream (compressed: of the compressed file)."""
     return bytes_position(getattr(text, "buffer", None))
 

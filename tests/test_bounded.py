@@ -1,0 +1,196 @@
+"""Memory stays bounded whatever the input: many kills, huge tables, endless lines (issue 12).
+
+Each case is a small generator, not a big fixture. The bounds are made small here (a few kept
+kills, a 4 KiB read-ahead for the fast path) so that a test of the rule runs in seconds; bench/
+measures the real sizes (200,000 kills, a 1 GiB line) and their peak memory.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oomtrace import episodes
+from tests.conftest import FIXTURES, run
+
+REPORT = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text().splitlines()
+MEMCG = (FIXTURES / "real_memcg_v1_6.18" / "kernel.log").read_text().splitlines()
+
+
+def crash_loop(path: Path, kills: int) -> Path:
+    """`kills` copies of a real memcg report an hour apart, each with its own pid
+    (`journalctl -k -o short-iso`)."""
+    lines = []
+    for n in range(kills):
+        stamp = f"2026-11-{1 + n // 24:02d}T{n % 24:02d}:00:00+0000 gpu1 kernel:"
+        for line in MEMCG:
+            message = line.split("] ", 1)[1]
+            lines.append(f"{stamp} {message.replace('2110', str(10_000 + n))}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def list_doc(*args: str) -> dict:
+    result = run("list", *args, "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def few_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(episodes, "KEPT_FIRST", 3)
+    monkeypatch.setattr(episodes, "KEPT_LAST", 4)
+
+
+def test_a_crash_loop_keeps_its_first_and_last_kills_and_counts_the_rest(
+    tmp_path: Path, few_kept: None
+) -> None:
+    log = crash_loop(tmp_path / "loop.log", 20)
+    document = list_doc("-k", str(log))
+    ids = [e["id"] for e in document["episodes"]]
+    pids = [e["victim"]["pid"] for e in document["episodes"]]
+    # The first 3 and the last 4 kept, numbered as in the whole log.
+    assert ids == [1, 2, 3, 17, 18, 19, 20]
+    assert pids == [10_000, 10_001, 10_002, 10_016, 10_017, 10_018, 10_019]
+    elided = document["source"]["elided"]
+    assert elided["kills"] == 13
+    assert elided["victims"] == [{"comm": "oomprobe-hog", "kills": 13}]
+    assert elided["first"]["time"].startswith("2026-11-01T03:00")
+    assert "narrow the range with --since/--until" in elided["note"]
+    text = run("list", "-k", str(log), "--tz", "UTC")
+    assert "13 kills (2026-11-01 03:00:00+00:00 to 2026-11-01 15:00:00+00:00)" in " ".join(
+        text.stdout.split()
+    )
+
+
+def test_a_narrower_range_brings_back_the_kills_not_kept(tmp_path: Path, few_kept: None) -> None:
+    log = crash_loop(tmp_path / "loop.log", 20)
+    document = list_doc("-k", str(log), "--since", "2026-11-01 07:30", "--until", "2026-11-01 10:30")
+    assert [e["victim"]["pid"] for e in document["episodes"]] == [10_008, 10_009, 10_010]
+    assert document["source"]["elided"] is None
+    assert document["source"]["range"]["kills_outside"] == 17
+
+
+def test_why_and_report_say_what_was_not_kept(tmp_path: Path, few_kept: None) -> None:
+    log = crash_loop(tmp_path / "loop.log", 12)
+    for command in (("why", "oomprobe-hog", "--all"), ("report",)):
+        for form in ("text", "markdown", "json"):
+            result = run(*command, "-k", str(log), "--tz", "UTC", "--format", form)
+            assert result.exit_code == 0, result.output
+            assert "were counted, not kept, to bound memory" in " ".join(result.stdout.split())
+
+
+def test_warning_runs_of_a_crash_loop_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(episodes, "KEPT_RECORDS", 5)
+    monkeypatch.setattr(episodes, "KEPT_FIRST", 5)
+    monkeypatch.setattr(episodes, "KEPT_LAST", 5)
+    nvrm = "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051)"
+    lines = []
+    for n in range(30):
+        lines.append(f"[{1000 + 3600 * n - 200}.000000] {nvrm}")
+        lines.append(
+            f"[{1000 + 3600 * n}.000000] Out of memory: Killed process {5000 + n} (llama-server) "
+            "total-vm:164222812kB, anon-rss:31651260kB, file-rss:8420kB, shmem-rss:0kB, UID:1000 "
+            "pgtables:63896kB oom_score_adj:200"
+        )
+    log = tmp_path / "loop.log"
+    log.write_text("\n".join(lines) + "\n")
+    document = list_doc("-k", str(log))
+    assert len(document["warnings"]) == 10
+    assert document["source"]["elided"]["warning_runs"] == 20
+    # Each kept kill still has its own warning, 200 s before it.
+    last = document["incidents"][-1]
+    assert last["lead_time_s"] == 200
+
+
+def big_table(path: Path, rows: int) -> Path:
+    """The real memcg report with `rows` small tasks added before the victim's row."""
+    at = next(i for i, line in enumerate(MEMCG) if "pgtables_bytes" in line) + 1
+    filler = [
+        f"[   53.459398] [ {20000 + i}]     0 {20000 + i}     1000      {100 + i % 50}      100        0         "
+        f"0    40960        0             0 worker-{i}"
+        for i in range(rows)
+    ]
+    path.write_text("\n".join(MEMCG[:at] + filler + MEMCG[at:]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("path", ["line", "fast"])
+def test_a_huge_tasks_table_keeps_the_victim_the_top_rows_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    if path == "fast":
+        pytest.importorskip("hyperscan")
+        monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "1")
+    log = big_table(tmp_path / "big.log", 30_000)
+    [episode] = list_doc("-k", str(log))["episodes"]
+    assert len(episode["tasks"]) <= 2 * episodes.MAX_TASK_ROWS
+    assert any(row["pid"] == 2110 for row in episode["tasks"])
+    assert episode["trimmed"] and "of 30,001 rows kept" in episode["trimmed"][0]
+    why = run("why", "oomprobe-hog", "-k", str(log), "--format", "json")
+    assert json.loads(why.stdout)["episode"]["ranking"]["victim_rank"] == 1
+
+
+# Runs oomtrace as its only child and prints that child's peak RSS (KiB) last, on stderr: the
+# figure is then oomtrace's own, not the largest of every process this test run has waited for.
+_MEASURE = """
+import resource, subprocess, sys
+done = subprocess.run([sys.executable, "-m", "oomtrace", *sys.argv[1:]], check=False)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+"""
+
+
+def _peak_mb(*args: str, stdin: Path | None = None) -> tuple[int, str]:
+    """Run oomtrace in a child process: its peak resident memory in MB, and its output."""
+    with open(stdin or "/dev/null", "rb") as feed:
+        done = subprocess.run(
+            [sys.executable, "-c", _MEASURE, *args], stdin=feed, capture_output=True, text=True, check=False
+        )
+    assert "Traceback" not in done.stderr
+    errors, _, peak = done.stderr.rstrip("\n").rpartition("\n")
+    return int(peak) // 1024, done.stdout + (errors + "\n" if errors else "")
+
+
+@pytest.mark.parametrize("path", ["line", "fast", "stdin"])
+def test_a_line_of_64_mib_is_cut_while_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    log = tmp_path / "long.log"
+    with log.open("wb") as out:
+        out.write(("\n".join(MEMCG[:4]) + "\n").encode())
+        out.write(b"[   10.000000] " + b"A" * (64 << 20) + b"\n")
+        out.write(("\n".join(MEMCG[4:]) + "\n").encode())
+    if path == "fast":
+        monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "1")  # the child inherits it
+    args = ["list", "--tz", "UTC", "--format", "json"] + ([] if path == "stdin" else ["-k", str(log)])
+    peak, output = _peak_mb(*args, stdin=log if path == "stdin" else None)
+    document = json.loads(output[: output.rindex("}") + 1])
+    assert [e["victim"]["pid"] for e in document["episodes"]] == [2110]
+    [problem] = document["source"]["problems"]
+    assert problem["problem"].startswith("1 line longer than 64 KiB cut to it while reading (")
+    # The line is 15 bytes of stamp, 64 MiB of text and its newline; 64 KiB of it were kept.
+    assert f"({(64 << 20) + 16 - 64 * 1024:,} bytes skipped)" in problem["problem"]
+    # The line alone is 64 MiB: held whole, the peak would pass it.
+    assert peak < 60, f"peak RSS {peak} MB"
+
+
+@pytest.mark.parametrize("make", ["dev-zero", "gzip-of-zeros", "nul-file"])
+def test_input_with_no_line_break_in_its_first_mib_is_not_a_log(tmp_path: Path, make: str) -> None:
+    if make == "dev-zero":
+        source = "/dev/zero"
+    elif make == "gzip-of-zeros":
+        source = str(tmp_path / "zeros.gz")
+        with gzip.open(source, "wb") as out:
+            out.write(b"\0" * (8 << 20))
+    else:
+        source = str(tmp_path / "nul.log")
+        Path(source).write_bytes(b"\0" * (3 << 20))
+    peak, output = _peak_mb("list", "-k", source)
+    assert output.startswith("oomtrace: error: ") and output.count("\n") == 1, output
+    assert "has no line break in its first 1 MiB: not a text kernel log" in output
+    assert peak < 60
