@@ -214,3 +214,72 @@ def test_invisible_characters_in_a_name_are_shown_as_escapes(invisible: str) -> 
     name = f"ll{invisible}ama-server"
     shown = inert(name)
     assert invisible not in shown and shown.startswith("ll\\") and shown.endswith("ama-server")
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("--tz", "../../etc/passwd"), "unknown time zone '../../etc/passwd'"),
+        (("--tz", "A" * 5000), "unknown time zone 'AAAA"),
+        (("--year", "99999999999999999999"), "--year that long is not a year a log can hold"),
+        (("--year", "1969"), "--year 1969 is not a year a log can hold"),
+        (("-k", "/proc/self/mem"), "cannot read /proc/self/mem: Input/output error"),
+    ],
+)
+def test_bad_options_and_unreadable_files_are_one_line_errors(args: tuple[str, ...], words: str) -> None:
+    result = run("list", "-k", str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log"), *args)
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert words in result.stderr
+    assert result.stderr.startswith("oomtrace: error: ") and result.stderr.count("\n") == 1
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs that fills up")
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(full)], check=True)
+    try:
+        (full / "report.json").write_text("the previous report\n")
+        log = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+        result = run("report", "-k", str(log), "--format", "json", "-o", str(full / "report.json"))
+        assert result.exit_code == 2, result.output
+        assert "No space left on device" in result.stderr
+        assert (full / "report.json").read_text() == "the previous report\n"
+        assert sorted(p.name for p in full.iterdir()) == ["report.json"]
+        result = run("list", "-k", str(log), "-o", str(full / "list.txt"))
+        assert result.exit_code == 0 and "OOM episode" in (full / "list.txt").read_text()
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+
+
+@pytest.mark.parametrize(
+    "command", [("list",), ("why", "llam\u00e1-\u670d\u52a1"), ("report", "--format", "markdown")]
+)
+def test_an_ascii_only_output_gets_escapes_not_an_error(tmp_path: Path, command: tuple[str, ...]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    log = tmp_path / "unicode.log"
+    text = (FIXTURES / "real_memcg_v1_6.18" / "kernel.log").read_text()
+    log.write_text(text.replace("oomprobe-hog", "llam\u00e1-\u670d\u52a1"))
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "100"}
+    for form in ("text", "json"):
+        done = subprocess.run(
+            [sys.executable, "-m", "oomtrace", *command, "-k", str(log), "--format", form]
+            if "--format" not in command
+            else [sys.executable, "-m", "oomtrace", *command, "-k", str(log)],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == b""
+        assert b"llam\\xe1-\\u670d" in done.stdout or b"llam\\u00e1-\\u670d" in done.stdout
+        if form == "json" and "--format" not in command:
+            assert json.loads(done.stdout)["schema"] == "oomtrace/1"

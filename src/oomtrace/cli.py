@@ -9,7 +9,9 @@ import json
 import os
 import stat
 import sys
+import tempfile
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -242,9 +244,12 @@ def _settings(
 ) -> _Settings:
     zone: tzinfo | None = dateutil_tz.tzlocal()
     if zone_name:
-        zone = dateutil_tz.gettz(zone_name)
-        if zone is None:
-            raise UsageError(f"unknown time zone {zone_name!r}", hint="use a name like UTC or Europe/Berlin")
+        zone = _zone(zone_name)
+    if year is not None and not 1970 <= year <= 9999:
+        raise UsageError(
+            f"--year {year if year < 10**12 else 'that long'} is not a year a log can hold",
+            hint="use a year from 1970 to 9999",
+        )
     assert zone is not None
     booted = None
     if boot_time:
@@ -286,6 +291,24 @@ def _settings(
     )
 
 
+def _zone(name: str) -> tzinfo:
+    """A --tz name, refused unless it names a zone (not a path, not a 5,000-character string)."""
+    unknown = UsageError(
+        f"unknown time zone {inert(name[:60])!r}", hint="use a name like UTC or Europe/Berlin"
+    )
+    if len(name) > 64 or ".." in name or name.startswith(("/", ".")):
+        raise unknown
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # dateutil warns, then reads, a key outside TZPATH
+            zone = dateutil_tz.gettz(name)
+    except (Warning, OSError, ValueError):
+        raise unknown from None
+    if zone is None:
+        raise unknown
+    return zone
+
+
 def _stdin_is_data() -> bool:
     """Is standard input a pipe or a file (not a terminal, not absent, not /dev/null)?"""
     try:
@@ -306,22 +329,47 @@ def _sources(settings: _Settings) -> list[Source]:
 
 
 def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
-    stream: IO[str]
-    if settings.output:
+    if not settings.output:
+        _draw(sys.stdout, settings, draw)
+        return
+    # Written beside the target and renamed over it when complete: a full disk or an error
+    # part-way leaves the old file (or none), never half a report.
+    target = os.path.abspath(settings.output)
+    if os.path.exists(target) and not os.path.isfile(target):
+        # A pipe or a device (`-o /dev/stderr`): written to directly, never replaced.
         try:
-            stream = open(settings.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            with open(target, "w", encoding="utf-8") as stream:
+                _draw(stream, settings, draw)
         except OSError as error:
             raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
-    else:
-        stream = sys.stdout
+        return
     try:
-        # COLUMNS=0 would print nothing and COLUMNS=99999999 hundreds of megabytes of padding.
-        width = min(max(_Console(file=stream).width, MIN_WIDTH), MAX_WIDTH)
-        console = _Console(file=stream, highlight=False, width=width)
-        draw(FORMATS[settings.format](console))
+        fd, temporary = tempfile.mkstemp(prefix=".oomtrace-", dir=os.path.dirname(target))
+    except OSError as error:
+        raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
+    try:
+        with open(fd, "w", encoding="utf-8") as stream:
+            _draw(stream, settings, draw)
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except OSError as error:
+        raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
     finally:
-        if stream is not sys.stdout:
-            stream.close()
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _draw(stream: IO[str], settings: _Settings, draw: Callable[[Format], None]) -> None:
+    # COLUMNS=0 would print nothing and COLUMNS=99999999 hundreds of megabytes of padding.
+    width = min(max(_Console(file=stream).width, MIN_WIDTH), MAX_WIDTH)
+    console = _Console(file=stream, highlight=False, width=width)
+    draw(FORMATS[settings.format](console))
 
 
 @cli.command(
@@ -516,6 +564,10 @@ def _quiet_broken_pipe() -> None:
 def main() -> None:
     # Not click's standalone mode: it turns a closed pipe and Ctrl-C into exit code 1, which
     # `why` uses for "nothing explains the death".
+    for stream in (sys.stdout, sys.stderr):
+        # PYTHONIOENCODING=ascii, LANG=C: a name the terminal cannot show is written as \x escapes.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         code = cli.main(prog_name="oomtrace", standalone_mode=False)
         sys.stdout.flush()

@@ -74,24 +74,27 @@ class JsonFormat(Format):
         iterator is written item by item: a list of 200,000 episodes is never one string."""
         # Plain writes: rich would wrap or highlight; json.dumps escapes control characters.
         write = self.console.file.write
+        # An output that cannot take every character (PYTHONIOENCODING=ascii) gets \u escapes.
+        encoding = (getattr(self.console.file, "encoding", None) or "utf-8").lower().replace("-", "")
+        plain = encoding.startswith("utf")
         write("{")
         for number, (key, value) in enumerate(document.items()):
             write(("," if number else "") + f"\n  {json.dumps(key)}: ")
             if not isinstance(value, Iterator):
-                write(_dumps(value, 2))
+                write(_dumps(value, 2, plain))
                 continue
             write("[")
             empty = True
             for item in value:
-                write(("\n    " if empty else ",\n    ") + _dumps(item, 4))
+                write(("\n    " if empty else ",\n    ") + _dumps(item, 4, plain))
                 empty = False
             write("]" if empty else "\n  ]")
         write("\n}\n" if document else "}\n")
 
 
-def _dumps(value: Any, indent: int) -> str:
+def _dumps(value: Any, indent: int, plain: bool = True) -> str:
     """`value` as it appears `indent` spaces deep in an indent=2 document."""
-    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + " " * indent)
+    return json.dumps(value, indent=2, ensure_ascii=not plain).replace("\n", "\n" + " " * indent)
 
 
 def moment_json(moment: Moment | None) -> dict[str, Any] | None:

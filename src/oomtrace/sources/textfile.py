@@ -188,7 +188,11 @@ def open_bytes(path: str, what: str = "kernel log") -> LogBytes:
     """The bytes of a log file or `-`, decompressed, refusing journals and binaries."""
     name = "<stdin>" if path == "-" else path
     raw: LogBytes = _open_binary(path)
-    head = raw.peek(8192)[:8192]
+    try:
+        head = raw.peek(8192)[:8192]
+    except OSError as error:  # /proc/self/mem, a device that cannot be read
+        raw.close()
+        raise InputError(f"cannot read {name}: {error.strerror or error}") from None
     for magic, opener in _COMPRESSED:
         if head.startswith(magic):
             raw = opener(raw, "rb")
