@@ -283,3 +283,35 @@ def test_an_ascii_only_output_gets_escapes_not_an_error(tmp_path: Path, command:
         assert b"llam\\xe1-\\u670d" in done.stdout or b"llam\\u00e1-\\u670d" in done.stdout
         if form == "json" and "--format" not in command:
             assert json.loads(done.stdout)["schema"] == "oomtrace/1"
+
+
+def test_absurd_journal_json_values_lose_only_their_own_record(tmp_path: Path) -> None:
+    kill = (
+        "Out of memory: Killed process {} (x) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, "
+        "UID:0 pgtables:4kB oom_score_adj:0"
+    )
+
+    def entry(pid: int, **fields: str) -> str:
+        base = {
+            "__REALTIME_TIMESTAMP": "1763125000000000",
+            "_TRANSPORT": "kernel",
+            "MESSAGE": kill.format(pid),
+        }
+        return json.dumps({**base, **fields})
+
+    lines = [
+        entry(1),
+        '{"MESSAGE": ' + "[" * 20_000 + "]" * 20_000 + "}",  # deeper than json's recursion limit
+        entry(2, __REALTIME_TIMESTAMP="9" * 400),
+        entry(3, __REALTIME_TIMESTAMP="\u00b9\u00b2\u00b3"),
+        entry(4, __REALTIME_TIMESTAMP="9" * 19),  # past year 9999
+        entry(5),
+    ]
+    log = tmp_path / "journal.json"
+    log.write_text("\n".join(lines) + "\n")
+    document = list_json(log)
+    assert document is not None
+    assert sorted(reported_pids(document)) == [1, 2, 3, 4, 5]
+    timed = {e["victim"]["pid"]: e["time"] for e in document["episodes"]}
+    assert timed[1] and timed[5] and not timed[2] and not timed[3] and not timed[4]
+    assert document["source"]["records"] == 6

@@ -533,7 +533,7 @@ class LineSplitter:
     def _split_json(self, line: str, line_no: int) -> list[Record] | None:
         try:
             entry = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # 100,000 nested brackets: not an entry, a line
             return None
         if not isinstance(entry, dict) or "MESSAGE" not in entry:
             return None
@@ -541,6 +541,13 @@ class LineSplitter:
         if records:
             self._previous = records[0].stamp
         return records
+
+
+def _microseconds(value: object) -> int | None:
+    """A journal stamp field: ASCII digits that fit 64 bits (not "¹²³", not 400 digits)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
+        return int(value)
+    return None
 
 
 def journal_records(
@@ -560,14 +567,17 @@ def journal_records(
     host = _clean(entry.get("_HOSTNAME"))
     wall = None
     stamp_text = ""
-    realtime = entry.get("__REALTIME_TIMESTAMP")
-    if isinstance(realtime, str) and realtime.isdigit():
-        wall = datetime.fromtimestamp(int(realtime) / 1_000_000, zone)
-        stamp_text = wall.isoformat()
+    realtime = _microseconds(entry.get("__REALTIME_TIMESTAMP"))
+    if realtime is not None:
+        try:
+            wall = datetime.fromtimestamp(realtime / 1_000_000, zone)
+            stamp_text = wall.isoformat()
+        except (OverflowError, ValueError, OSError):  # a stamp past year 9999: no time, still read
+            wall = None
     uptime = None
-    monotonic = entry.get("_SOURCE_MONOTONIC_TIMESTAMP") or entry.get("__MONOTONIC_TIMESTAMP")
-    if isinstance(monotonic, str) and monotonic.isdigit():
-        uptime = int(monotonic) / 1_000_000
+    monotonic = _microseconds(entry.get("_SOURCE_MONOTONIC_TIMESTAMP") or entry.get("__MONOTONIC_TIMESTAMP"))
+    if monotonic is not None:
+        uptime = monotonic / 1_000_000
     boot_id = entry.get("_BOOT_ID")
     boot = boot_ids.setdefault(boot_id, len(boot_ids)) if isinstance(boot_id, str) else 0
     stamp = Stamp(wall, uptime, stamp_text, boot)
