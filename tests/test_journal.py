@@ -262,3 +262,40 @@ def test_unreadable_journal_says_how_to_get_access(journal_dir: Path, tmp_path: 
     assert done.returncode == 2, done.stderr
     assert "permission denied" in done.stderr and "systemd-journal" in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def test_damaged_and_cut_journal_files_are_read_as_far_as_they_go_and_said(
+    tmp_path: Path, reader: str
+) -> None:
+    folder = tmp_path / "journal"
+    folder.mkdir()
+    seed000 = kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", BOOT_OLD)
+    seed002 = kernel_entries(FIXTURES / "seed002_ds4_server_gb10" / "kernel.log", "spark-02", BOOT_02)
+    write_journal(folder / "good.journal", seed000, {BOOT_OLD: seed000[0].time - timedelta(hours=1)})
+    damaged = write_journal(
+        folder / "damaged.journal", seed002, {BOOT_02: seed002[0].time - timedelta(hours=1)}
+    )
+    # Overwrite two bytes of a field name shared by every entry of the file (a bad sector).
+    data = bytearray(damaged.read_bytes())
+    at = data.find(b"_HOSTNAME=spark-02")
+    data[at : at + 2] = b"\xff\xfe"
+    damaged.write_bytes(bytes(data))
+    cut = folder / "cut.journal"
+    whole = (folder / "good.journal").read_bytes()
+    cut.write_bytes(whole[: len(whole) // 3])
+    result = run("list", "-D", str(folder), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    problems = " ".join(p["problem"] for p in document["source"]["problems"])
+    assert "cut.journal is cut short (" in problems
+    pids = {e["victim"]["pid"] for e in document["episodes"] if e["victim"]}
+    assert 1966928 in pids  # the good file's kill
+    if reader == "python":
+        # Every entry of the damaged file is read, without the damaged field.
+        assert len(document["episodes"]) == 5
+        assert "entries with a damaged field were read without it" in problems
+    else:
+        # journalctl stops at the damaged entry: said, with where.
+        assert "journalctl: Invalid field. (after entry" in problems
+    text = run("list", "-D", str(folder), "--tz", "UTC")
+    assert "cut.journal is cut short" in " ".join(text.stdout.split())

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +34,9 @@ PERMISSION_HINT = (
     "add yourself to the systemd-journal (or adm) group: sudo usermod -aG systemd-journal $USER, "
     "then log in again; or run with sudo"
 )
+
+
+_JOURNAL_SIGNATURE = b"LPKSHHRH"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +130,47 @@ class _JournalSource(Source):
         self.query = query
         self.zone = zone
         self.name = query.name
+        # Both readers skip a damaged file without a word: say which ones, before reading.
+        for problem in file_problems(query):
+            self.add_problem(problem)
+
+
+# A journal file's header: its size at byte 88 and its arena's at 96 (systemd's journal-def.h).
+_HEADER = struct.Struct("<8s80xQQ")
+
+
+def file_problems(query: JournalQuery) -> list[str]:
+    """What is wrong with the journal files a query reads (a directory's or the ones named):
+    unreadable, not a journal, or cut short (smaller than its header says). A file found
+    damaged is still read as far as systemd reads it; the problem goes to the summary."""
+    if query.files:
+        paths = list(query.files)
+    elif query.directory:
+        paths = sorted(
+            glob.glob(os.path.join(glob.escape(query.directory), "**", "*.journal*"), recursive=True)
+        )
+    else:
+        return []
+    problems = []
+    for path in paths:
+        name = os.path.basename(path)
+        try:
+            with open(path, "rb") as file:
+                head = file.read(_HEADER.size)
+                size = os.fstat(file.fileno()).st_size
+        except OSError as error:
+            problems.append(f"{name} skipped: {error.strerror or error}")
+            continue
+        if len(head) < _HEADER.size or not head.startswith(_JOURNAL_SIGNATURE):
+            problems.append(f"{name} skipped: not a journal file")
+            continue
+        _, header_size, arena_size = _HEADER.unpack(head)
+        if size < header_size + arena_size:
+            problems.append(
+                f"{name} is cut short ({size:,} of {header_size + arena_size:,} bytes): "
+                "its entries past the cut are lost"
+            )
+    return problems
 
 
 class JournalReaderSource(_JournalSource):
@@ -142,6 +187,7 @@ class JournalReaderSource(_JournalSource):
         prefilter = Prefilter()
         number = 0
         taken = 0
+        damaged = [0]
         # _next/_get read one field without decoding the entry: most kernel entries are noise.
         while reader._next():
             if until_us is not None and reader._get_realtime() > until_us:
@@ -151,13 +197,15 @@ class JournalReaderSource(_JournalSource):
                 self._report(number)
             if _wanted(prefilter, number, _field(reader, "_TRANSPORT"), _field(reader, "MESSAGE")):
                 taken = number
-                yield from journal_records(_entry(reader), self.name, number, boot_ids, self.zone)
+                yield from journal_records(_entry(reader, damaged), self.name, number, boot_ids, self.zone)
         if number and taken != number:
             # The last entry too, so the span the report states is the journal's whole span.
             reader._previous()
-            yield from journal_records(_entry(reader), self.name, number, boot_ids, self.zone)
+            yield from journal_records(_entry(reader, damaged), self.name, number, boot_ids, self.zone)
         self.lines_read = number
         reader.close()
+        if damaged[0]:
+            self.add_problem(f"{damaged[0]:,} entries with a damaged field were read without it")
 
 
 def _field(reader: Any, name: str) -> str:
@@ -168,10 +216,25 @@ def _field(reader: Any, name: str) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def _entry(reader: Any) -> dict[str, Any]:
-    """The current entry with every field as the string journalctl -o json prints."""
+def _entry(reader: Any, damaged: list[int] | None = None) -> dict[str, Any]:
+    """The current entry with every field as the string journalctl -o json prints. An entry
+    with a damaged field name (bytes overwritten) is read field by field, without that one,
+    and counted in `damaged`."""
     fields: dict[str, Any] = {}
-    for key, value in reader._get_all().items():
+    try:
+        every = reader._get_all()
+    except UnicodeDecodeError:
+        if damaged is not None:
+            damaged[0] += 1
+        every = {}
+        for name in _CONVERTERS:
+            if name.startswith("__"):
+                continue  # not fields: the stamps, set below from the entry itself
+            try:
+                every[name] = reader._get(name)
+            except (KeyError, ValueError):  # absent, or itself the damaged one
+                continue
+    for key, value in every.items():
         convert = _CONVERTERS.get(key, _string)
         fields[key] = convert(value) if isinstance(value, bytes) else value
     fields["__REALTIME_TIMESTAMP"] = str(reader._get_realtime())
@@ -323,8 +386,16 @@ class JournalctlSource(_JournalSource):
                 yield from journal_records(entry, self.name, number, boot_ids, self.zone)
         self.lines_read = number
         error = process.stderr.read()
-        if process.wait() != 0 and number == 0:
+        code = process.wait()
+        if code != 0 and number == 0:
             _journalctl_failed(self.query, error)
+        # A damaged entry ("Invalid field.") ends journalctl's output: what followed is lost.
+        # A cut file it ignores is said already (file_problems).
+        for complaint in error.splitlines():
+            if complaint.strip() and "ignoring file" not in complaint:
+                self.add_problem(
+                    f"journalctl: {complaint.strip()} (after entry {number:,}; what followed is lost)"
+                )
 
 
 _KERNEL_FIELD = '"_TRANSPORT":"kernel"'
