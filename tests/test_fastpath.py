@@ -159,6 +159,22 @@ def test_a_cut_compressed_big_file_keeps_the_same_lines(  # type: ignore[no-unty
     assert len(fast["episodes"]) == 1  # the first report is before the cut, the second after
 
 
+@pytest.mark.parametrize(("suffix", "opener"), [(".gz", gzip.open), (".xz", lzma.open)])
+def test_a_corrupted_compressed_big_file_keeps_the_same_lines(  # type: ignore[no-untyped-def]
+    suffix: str, opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Damaged inside, not cut: bytes overwritten in the middle (a bad sector, a bad copy).
+    packed = compressed_log(tmp_path, suffix, opener, monkeypatch)
+    data = bytearray(packed.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = bytes(b ^ 0x55 for b in data[middle : middle + 64])
+    packed.write_bytes(bytes(data))
+    fast = assert_same(packed, monkeypatch)
+    [problem] = fast["source"]["problems"]
+    assert problem["problem"].startswith("cut short after line ")
+    assert fast["source"]["records"] > 1000  # the lines before the damage are all there
+
+
 XID = "NVRM: Xid (PCI:0000:{gpu:02x}:00): {code}, pid={pid}, name=python3, Ch 00000008"
 REPORT = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text()
 

@@ -48,15 +48,16 @@ def big_file_records(source: KernelLogFile, splitter: LineSplitter, compressed: 
         try:
             for raw in head.byte_lines():
                 line_no += 1
-                offset = head.consumed
                 text = _decode(raw)
                 prefilter.wants(text)
                 yield from splitter.split(text, line_no)
                 if line_no >= HEAD_LINES and not prefilter.in_region:
                     break
             total = line_no
+            # The chunk scan takes over where the head's last line ended.
+            offset = head.consumed - len(head.rest)
             if compressed:
-                pieces = chunks.stream_chunks(stream, offset, line_no + 1)
+                pieces = chunks.stream_chunks(stream, offset, line_no + 1, head.rest)
             else:
                 pieces = chunks.chunks(source.path, offset, line_no + 1)
             for chunk in pieces:

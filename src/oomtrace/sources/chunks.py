@@ -29,7 +29,7 @@ import numpy as np
 
 from oomtrace.prefilter import ANCHORS, XID_ANCHOR
 from oomtrace.sources.base import DAMAGED
-from oomtrace.sources.textfile import MAX_LINE_BYTES
+from oomtrace.sources.textfile import MAX_LINE_BYTES, READ_BYTES
 
 CHUNK_BYTES = 2 << 20
 # mallopt parameter numbers (glibc's malloc.h).
@@ -135,24 +135,24 @@ class _Stream(Protocol):
     def read1(self, size: int = ..., /) -> bytes: ...
 
 
-def stream_chunks(stream: _Stream, offset: int, first_line: int) -> Iterator[Chunk]:
+def stream_chunks(stream: _Stream, offset: int, first_line: int, carry: bytes = b"") -> Iterator[Chunk]:
     """The rest of a stream (a decompressor) from `offset` in it, chunk by chunk: read here, in
     order, and scanned in the pool's threads. When a read fails (a cut or damaged compressed
     file), every whole line before the damage is yielded first, then the error is raised."""
     _keep_freed_memory()
     failures: list[BaseException] = []
     with ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="oomtrace-scan") as pool:
-        yield from _in_order(_block_jobs(pool, stream, offset, failures), first_line)
+        yield from _in_order(_block_jobs(pool, stream, offset, failures, carry), first_line)
     if failures:
         raise failures[0]
 
 
 def _block_jobs(
-    pool: ThreadPoolExecutor, stream: _Stream, offset: int, failures: list[BaseException]
+    pool: ThreadPoolExecutor, stream: _Stream, offset: int, failures: list[BaseException], carry: bytes
 ) -> Iterator[Future[Chunk]]:
     """Scans of the stream's blocks cut at their last newline, submitted one by one as the
-    caller asks; a read that fails ends them, its error left in `failures`."""
-    carry = b""  # the start of a line whose end is in the next block
+    caller asks; a read that fails ends them, its error left in `failures`. `carry`: what an
+    earlier reader of the stream read past its last line."""
     skipping = False  # inside an overlong line, after the part kept of it
     cut_lines = skipped = 0
     while not failures:
@@ -203,7 +203,10 @@ def _read_block(stream: _Stream) -> tuple[bytes, BaseException | None]:
     size = 0
     try:
         while size < CHUNK_BYTES:
-            piece = stream.read1(CHUNK_BYTES - size)
+            # Reads as small as the line-by-line path makes (READ_BYTES): a decompressor that
+            # meets damage loses what that one read decoded, so a 2 MiB read lost up to 2 MiB
+            # more lines before the damage. Costs ~13% on a 1 GiB .gz.
+            piece = stream.read1(READ_BYTES)
             if not piece:
                 break
             parts.append(piece)

@@ -113,6 +113,8 @@ def open_text(path: str, what: str = "kernel log") -> BoundedLines:
 MAX_LINE_BYTES = 64 * 1024
 # No line break in this many bytes at the start: not a log (/dev/zero, a gzip of zeros).
 NO_LINE_BREAK_BYTES = 1 << 20
+# Every path reads a log in pieces this big (see BoundedLines.byte_lines).
+READ_BYTES = io.DEFAULT_BUFFER_SIZE
 
 
 class BoundedLines:
@@ -126,7 +128,9 @@ class BoundedLines:
         self.cut_lines = 0
         self.skipped_bytes = 0
         self.consumed = 0
-        """Bytes read so far, the skipped ones too: where the next line starts."""
+        """Bytes read so far, the skipped ones too."""
+        self.rest = b""
+        """What was read past the last line yielded."""
 
     def __enter__(self) -> BoundedLines:
         return self
@@ -139,34 +143,48 @@ class BoundedLines:
             yield line.decode("utf-8", "replace")
 
     def byte_lines(self) -> Iterator[bytes]:
-        read = self.buffer.readline
-        first = True
-        while line := read(MAX_LINE_BYTES):
-            self.consumed += len(line)
-            if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):
-                self._skip_rest(len(line) if first else None)
-                line += b"\n"
-            first = False
-            yield line
+        """Each line with its newline (the last may lack one). Read in READ_BYTES pieces, as the
+        big-file scan reads a stream: a damaged compressed file then yields the same lines on
+        both paths, all those before the damage. After a line is yielded, `rest` holds the
+        bytes read past it, for a reader that takes over (sources/bigfile.py)."""
+        pending = b""  # the start of a line whose end is not read yet
+        skipping = False  # inside an overlong line, after the part kept of it
+        any_line = False
+        while piece := self.buffer.read1(READ_BYTES):
+            self.consumed += len(piece)
+            if skipping:
+                newline = piece.find(b"\n")
+                self.skipped_bytes += len(piece) if newline < 0 else newline
+                if newline < 0:
+                    self._check_is_a_log(any_line)
+                    continue
+                piece, skipping = piece[newline:], False  # its newline ends the kept part
+            data = pending + piece if pending else piece
+            start = 0
+            while (newline := data.find(b"\n", start)) >= 0:
+                self.rest = data[newline + 1 :]
+                any_line = True
+                yield data[start : newline + 1]
+                start = newline + 1
+            pending = data[start:]
+            if len(pending) > MAX_LINE_BYTES:
+                self.skipped_bytes += len(pending) - MAX_LINE_BYTES
+                pending, skipping = pending[:MAX_LINE_BYTES], True
+                self.cut_lines += 1
+                self._check_is_a_log(any_line)
+        if pending:
+            self.rest = b""
+            yield pending
 
-    def _skip_rest(self, read_before: int | None) -> None:
-        """Read to the end of an overlong line without keeping it."""
-        skipped = 0
-        while more := self.buffer.readline(1 << 16):
-            skipped += len(more)
-            self.consumed += len(more)
-            if more.endswith(b"\n"):
-                break
-            if read_before is not None and read_before + skipped >= NO_LINE_BREAK_BYTES:
-                raise InputError(
-                    f"{self.name} has no line break in its first {NO_LINE_BREAK_BYTES >> 20} MiB: "
-                    f"not a text {self.what}",
-                    hint="pass dmesg, journalctl or /var/log/kern.log output"
-                    if self.what == "kernel log"
-                    else "pass the server's own log (its captured stdout/stderr)",
-                )
-        self.cut_lines += 1
-        self.skipped_bytes += skipped
+    def _check_is_a_log(self, any_line: bool) -> None:
+        if not any_line and self.consumed >= NO_LINE_BREAK_BYTES:
+            raise InputError(
+                f"{self.name} has no line break in its first {NO_LINE_BREAK_BYTES >> 20} MiB: "
+                f"not a text {self.what}",
+                hint="pass dmesg, journalctl or /var/log/kern.log output"
+                if self.what == "kernel log"
+                else "pass the server's own log (its captured stdout/stderr)",
+            )
 
     def note(self) -> str | None:
         """What was cut, for the source's summary."""
