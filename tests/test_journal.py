@@ -299,3 +299,33 @@ def test_damaged_and_cut_journal_files_are_read_as_far_as_they_go_and_said(
         assert "journalctl: Invalid field. (after entry" in problems
     text = run("list", "-D", str(folder), "--tz", "UTC")
     assert "cut.journal is cut short" in " ".join(text.stdout.split())
+
+
+def test_why_reads_a_units_own_log_only_around_its_kill(tmp_path: Path) -> None:
+    folder = tmp_path / "journal"
+    folder.mkdir()
+    host, boot = "spark-02", BOOT_02
+    old = [
+        Entry(
+            T0 - timedelta(days=3, seconds=n),
+            host,
+            boot,
+            f"srv  old request {n}",
+            "llama-server",
+            "llama.service",
+        )
+        for n in range(500)
+    ]
+    later = [Entry(T0 + timedelta(hours=2), host, boot, "main: a new run", "llama-server", "llama.service")]
+    write_journal(
+        folder / "remote.journal",
+        _service_kill(T0) + old + later,
+        {BOOT_02: datetime(2026, 11, 10, 9, 0, tzinfo=UTC)},
+    )
+    result = run("why", "llama.service", "-D", str(folder), "--format", "json")
+    assert result.exit_code == 0, result.output
+    log = json.loads(result.stdout)["server_log"]
+    # The day before the kill and the hour after it: the three lines around the kill, not the
+    # 500 of three days before nor the restart two hours later.
+    assert log["lines"] == 3
+    assert log["ending"] == "silent"

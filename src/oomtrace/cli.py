@@ -435,9 +435,11 @@ def why_command(name: str, every: bool, server_logs: tuple[str, ...], **options:
     if not logs and deaths and deaths[-1].unit and settings.journal is not None:
         # Under systemd the unit's own records are the server's log.
         unit = deaths[-1].unit
-        lines = unit_log(settings.journal, unit, settings.zone, settings.journal_reader)
-        if lines:
-            logs = [summarize(f"journal of {unit}", lines, None)]
+        kill = deaths[-1].moment.time
+        lines = unit_log(settings.journal, unit, settings.zone, settings.journal_reader, around=kill)
+        facts = summarize(f"journal of {unit}", lines, None)
+        if facts.lines:
+            logs = [facts]
     verdict = judge(analysis, name, deaths[-1] if deaths else None, logs)
     chosen = deaths if every else deaths[-1:]
     stories = [tell(analysis, episode, name) for episode in chosen]

@@ -15,7 +15,7 @@ import struct
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from dateutil.parser import ParserError
@@ -413,7 +413,7 @@ _OUTPUT_FIELDS = (
 def _load(line: str) -> dict[str, Any] | None:
     try:
         entry = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return entry if isinstance(entry, dict) else None
 
@@ -518,33 +518,75 @@ def list_boots(query: JournalQuery) -> list[Boot]:
     return list_boots_python(query)
 
 
+# How much of a unit's own log `why` reads around its kill: the day before (its start and what
+# it said it would hold) and the hour after (whether it went on writing).
+UNIT_LOG_BEFORE = timedelta(hours=24)
+UNIT_LOG_AFTER = timedelta(hours=1)
+
+
 def unit_log(
-    query: JournalQuery, unit: str, zone: tzinfo, prefer: str = "auto"
-) -> list[tuple[str, datetime | None]]:
-    """The records a unit itself wrote (its stdout and stderr): its own log, when it ran under systemd."""
+    query: JournalQuery, unit: str, zone: tzinfo, prefer: str = "auto", around: datetime | None = None
+) -> Iterator[tuple[str, datetime | None]]:
+    """The records a unit itself wrote (its stdout and stderr): its own log, when it ran under
+    systemd; with `around` (the kill), only from UNIT_LOG_BEFORE it to UNIT_LOG_AFTER it. Streamed:
+    a unit's journal of 300,000 lines is never held whole."""
     field = "_SYSTEMD_USER_UNIT" if "/user@" in unit or unit.startswith("app-") else "_SYSTEMD_UNIT"
+    since = around - UNIT_LOG_BEFORE if around is not None else None
+    until = around + UNIT_LOG_AFTER if around is not None else None
     try:
         from systemd import journal  # noqa: F401
 
         python = prefer != "journalctl"
     except ImportError:
         python = False
-    entries: Iterator[dict[str, Any]]
-    if python:
-        reader = _open_reader(query)
+    entries = (
+        _unit_entries_python(query, field, unit, since, until)
+        if python
+        else _unit_entries_journalctl(query, field, unit, since, until)
+    )
+    for entry in entries:
+        for record in journal_records(entry, unit, 0, {}, zone):
+            yield record.message, record.stamp.wall
+
+
+def _unit_entries_python(
+    query: JournalQuery, field: str, unit: str, since: datetime | None, until: datetime | None
+) -> Iterator[dict[str, Any]]:
+    reader = _open_reader(query)
+    try:
         reader.add_match(**{field: unit})
         if query.host:
             reader.add_match(_HOSTNAME=query.host)
-        entries = iter(list(reader))
+        if since is not None:
+            reader.seek_realtime(since)
+        last = int(until.timestamp() * 1_000_000) if until is not None else None
+        while reader._next():
+            if last is not None and reader._get_realtime() > last:
+                break
+            yield _entry(reader)
+    finally:
         reader.close()
-    else:
-        command = [*_journalctl(query), "-o", "json", "--no-pager", f"{field}={unit}"]
-        if query.host:
-            command.append(f"_HOSTNAME={query.host}")
-        done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
-        entries = (json.loads(line) for line in done.stdout.splitlines() if line.startswith("{"))
-    lines = []
-    for entry in entries:
-        for record in journal_records(entry, unit, 0, {}, zone):
-            lines.append((record.message, record.stamp.wall))
-    return lines
+
+
+def _unit_entries_journalctl(
+    query: JournalQuery, field: str, unit: str, since: datetime | None, until: datetime | None
+) -> Iterator[dict[str, Any]]:
+    command = [*_journalctl(query), "-o", "json", "--no-pager", f"{field}={unit}"]
+    if query.host:
+        command.append(f"_HOSTNAME={query.host}")
+    if since is not None:
+        command += ["--since", f"@{since.timestamp():.6f}"]
+    if until is not None:
+        command += ["--until", f"@{until.timestamp():.6f}"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace"
+    )
+    assert process.stdout is not None
+    try:
+        for line in process.stdout:
+            entry = _load(line) if line.startswith("{") else None
+            if entry is not None:
+                yield entry
+    finally:
+        process.stdout.close()
+        process.wait()
