@@ -196,3 +196,56 @@ def test_adj_200_is_a_likely_source_unless_the_cgroup_shows_it() -> None:
     assert shown is not None and shown.startswith("200 comes from") and "under user@" in shown
     likely = adj_origin(200, "/system.slice/llama.service")
     assert likely is not None and likely.startswith("200 most likely comes from")
+
+
+# Every kind of value --redact must hide, where a log holds it (issue 12's list of misses).
+SECRETS = {
+    "pod uid": "3f2a1b4c-8b7d-4e2f-9a1c-0123456789ab",
+    "pod uid, systemd driver": "3f2a1b4c_8b7d_4e2f_9a1c_0123456789ab",
+    "IPv4 ending a sentence": "10.20.30.40",
+    "dash MAC": "0a-1b-2c-3d-4e-5f",
+    "iptables MAC": "00:16:3e:aa:bb:cc:00:16:3e:dd:ee:ff:08:00",
+    "IPv6 prefix": "2001:db8:abcd::",
+    "domain of the host": "prod.example.com",
+    "host": "spark-01",
+}
+
+
+def test_redaction_hides_every_kind_in_every_format(tmp_path: Path) -> None:
+    seed = FIXTURES / "seed000_llama_server_gb10"
+    text = (seed / "kernel.log").read_text()
+    text = text.replace(
+        "task_memcg=/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/"
+        "vte-spawn-8c6a1f2e-1d1b-4c5e-9b8e-3f6f2b9f1c11.scope",
+        "task_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+        f"{SECRETS['pod uid, systemd driver']}.slice/cri-containerd.scope",
+    )
+    text = text.replace(
+        "Hardware name: NVIDIA NVIDIA DGX Spark/P4242",
+        f"Hardware name: spark-01.{SECRETS['domain of the host']} pod{SECRETS['pod uid']}",
+    )
+    log = tmp_path / "kernel.log"
+    log.write_text(text)
+    server = tmp_path / "server.log"
+    server.write_text(
+        (seed / "server.log").read_text()
+        + f"srv  log_server_r: request from {SECRETS['IPv4 ending a sentence']}. nic {SECRETS['dash MAC']} "
+        f"IN=eth0 MAC={SECRETS['iptables MAC']} route {SECRETS['IPv6 prefix']}/48\n"
+    )
+    commands = [
+        ["list", "-k", str(log)],
+        ["why", "llama-server", "-k", str(log), "--server-log", str(server)],
+        ["report", "-k", str(log)],
+    ]
+    seen: set[str] = set()
+    for command in commands:
+        for output in ("text", "json", "markdown"):
+            plain = run(*command, "--tz", "UTC", "--year", "2026", "--format", output)
+            redacted = run(*command, "--tz", "UTC", "--year", "2026", "--format", output, "--redact")
+            assert redacted.exit_code == plain.exit_code == 0, redacted.output
+            shown = [kind for kind, value in SECRETS.items() if value in plain.stdout]
+            left = [kind for kind, value in SECRETS.items() if value in redacted.stdout]
+            assert left == [], f"{command[0]} {output}: {left} survive --redact"
+            seen.update(shown)
+    # Each kind was in some output to hide (else the test proves nothing about it).
+    assert seen == set(SECRETS)

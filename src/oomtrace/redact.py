@@ -11,18 +11,27 @@ _T = TypeVar("_T")
 
 _EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _UNIT_SUFFIX = re.compile(r"\.(?:service|socket|target|scope|slice|mount|timer|path|device|swap)$")
+# Dashes, or underscores as the systemd cgroup driver writes a pod's uid
+# (`kubepods-burstable-pod3f2a…_8b7d_….slice`); right after "pod" as Kubernetes names them.
 _UUID = re.compile(
-    r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![0-9A-Fa-f])"
+    r"(?:(?<=pod)|(?<![0-9A-Fa-f]))"
+    r"[0-9A-Fa-f]{8}([-_])[0-9A-Fa-f]{4}\1[0-9A-Fa-f]{4}\1[0-9A-Fa-f]{4}\1[0-9A-Fa-f]{12}(?![0-9A-Fa-f])"
 )
 # Boot, machine and container ids are 32 or 64 hex digits; kernel addresses (16) are left alone.
 _LONG_HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32,}(?![0-9A-Fa-f])")
-_MAC = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}(?![\w:])")
+# Colons or dashes (Windows, some NICs' logs); iptables' `MAC=` holds two addresses and a type.
+_MAC = re.compile(r"(?<![\w:-])[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}(?![\w:-])")
+_IPTABLES_MAC = re.compile(r"(?<=MAC=)(?:[0-9A-Fa-f]{2}:)+[0-9A-Fa-f]{2}")
 # Full eight-group addresses, or compressed ones with "::" (times and PCI slots have neither).
+# A prefix (`2001:db8:abcd::/48`) ends at its "::"; some hex digit is always there (not a bare "::").
 _IPV6 = re.compile(
-    r"(?<![\w:])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}"
-    r"|(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{0,4}::(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{1,4})(?![\w:])"
+    r"(?<![\w:])(?=[0-9A-Fa-f:]*[0-9A-Fa-f])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}"
+    r"|(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{0,4}::(?:(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{1,4})?)(?![\w:])"
 )
-_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])")
+# An address may end a sentence ("from 10.0.0.5."): a full stop after it is not a fifth part.
+_IPV4 = re.compile(
+    r"(?<!\w)(?<!\d\.)(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)"
+)
 _HOME = re.compile(r"(?<=/home/)[^/\s]+|(?<=/Users/)[^/\s]+")
 
 
@@ -34,7 +43,10 @@ class Redactor:
         self._maps: dict[str, dict[str, str]] = {}
         names = sorted({h for h in hosts if h and len(h) > 1}, key=len, reverse=True)
         self._hosts = (
-            re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(h) for h in names) + r")(?![\w-])")
+            # With the domain after a short name (`gpu01.prod.example.com`): all of it is the host.
+            re.compile(
+                r"(?<![\w.-])(" + "|".join(re.escape(h) for h in names) + r")(?:\.[A-Za-z][\w-]*)*(?![\w-])"
+            )
             if names
             else None
         )
@@ -58,14 +70,15 @@ class Redactor:
 
     def text(self, value: str) -> str:
         value = _EMAIL.sub(self._email, value)
-        value = _UUID.sub(lambda m: self._placeholder("id", m.group(0).lower()), value)
+        value = _UUID.sub(lambda m: self._placeholder("id", m.group(0).lower().replace("_", "-")), value)
         value = _LONG_HEX.sub(lambda m: self._placeholder("id", m.group(0).lower()), value)
-        value = _MAC.sub(lambda m: self._placeholder("mac", m.group(0).lower()), value)
+        value = _IPTABLES_MAC.sub(lambda m: self._placeholder("mac", m.group(0).lower()), value)
+        value = _MAC.sub(lambda m: self._placeholder("mac", m.group(0).lower().replace("-", ":")), value)
         value = _IPV6.sub(lambda m: self._placeholder("ipv6", m.group(0).lower()), value)
         value = _IPV4.sub(lambda m: self._placeholder("ip", m.group(0)), value)
         value = _HOME.sub(lambda m: self._placeholder("user", m.group(0)), value)
         if self._hosts is not None:
-            value = self._hosts.sub(lambda m: self._placeholder("host", m.group(0)), value)
+            value = self._hosts.sub(lambda m: self._placeholder("host", m.group(1)), value)
         return value
 
     def apply(self, obj: _T) -> _T:
