@@ -315,3 +315,17 @@ def test_absurd_journal_json_values_lose_only_their_own_record(tmp_path: Path) -
     timed = {e["victim"]["pid"]: e["time"] for e in document["episodes"]}
     assert timed[1] and timed[5] and not timed[2] and not timed[3] and not timed[4]
     assert document["source"]["records"] == 6
+
+
+def test_a_5000_digit_pid_is_not_understood_not_an_error(tmp_path: Path) -> None:
+    # Python refuses to turn more than 4,300 digits into an int: the line is reported as not
+    # understood, and the rest of the report still gives its kill.
+    text = (FIXTURES / "real_memcg_v1_6.18" / "kernel.log").read_text()
+    huge = "9" * 5000
+    log = tmp_path / "k.log"
+    log.write_text(text.replace("Killed process 2110", f"Killed process {huge}"))
+    document = list_json(log)
+    assert document is not None
+    [episode] = document["episodes"]
+    assert episode["victim"]["pid"] == 2110  # from the oom-kill summary
+    assert document["source"]["unparsed_oom_lines"] == 1
