@@ -170,3 +170,34 @@ def test_a_cut_compressed_server_log_is_refused_with_the_reason(tmp_path: Path) 
     assert result.exit_code == 2
     assert "cannot read" in result.stderr and "to its end" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_log_written_after_the_kill_is_never_the_signature_of_it(tmp_path: Path) -> None:
+    # seed 000's kill is at 13:12:12; this log's last stamped line is 51 s later.
+    log = tmp_path / "server.log"
+    log.write_text("2026-11-14T13:10:00Z main: model loaded\n2026-11-14T13:13:03Z srv  update_slots: idle\n")
+    seed000 = FIXTURES / "seed000_llama_server_gb10"
+    args = ("-k", str(seed000 / "kernel.log"), "--year", "2026", "--tz", "UTC", "--server-log", str(log))
+    document = json.loads(run("why", "llama-server", *args, "-f", "json").stdout)
+    note = document["server_log"]["note"]
+    assert note.startswith("the log runs on 51s past the kill (its last stamped line)")
+    assert "signature of a kill" not in note
+
+
+def test_an_mtime_end_says_how_unreliable_it_is_and_server_log_end_overrides_it(tmp_path: Path) -> None:
+    seed000 = FIXTURES / "seed000_llama_server_gb10"
+    log = tmp_path / "server.log"
+    log.write_text((seed000 / "server.log").read_text())  # a copy: its mtime is now, days later
+    args = ("-k", str(seed000 / "kernel.log"), "--year", "2026", "--tz", "UTC", "--server-log", str(log))
+    copied = json.loads(run("why", "llama-server", *args, "-f", "json").stdout)["server_log"]
+    assert copied["last_time_from"] == "mtime"
+    assert "(its file's modification time, which a copy changes: see --server-log-end)" in copied["note"]
+    given = json.loads(
+        run("why", "llama-server", *args, "--server-log-end", "2026-11-14 13:12:10", "-f", "json").stdout
+    )["server_log"]
+    assert given["last_time_from"] == "given" and given["gap_s"] == 2.0
+    assert given["note"] == (
+        "the log ends 2s before the kill (--server-log-end): it stops with no error, the signature of a kill"
+    )
+    alone = run("why", "llama-server", "-k", str(seed000 / "kernel.log"), "--server-log-end", "13:00")
+    assert alone.exit_code == 2 and "--server-log-end needs --server-log FILE" in alone.stderr

@@ -425,12 +425,26 @@ Examples:
     help="The server's own log (repeatable; .gz/.xz/.bz2 too). Lines without a time stamp take "
     "the file's modification time for the last line.",
 )
+@click.option(
+    "--server-log-end",
+    "server_log_end",
+    metavar="TIME",
+    help="When the server log ended, if you know it better than the log does: a log without "
+    "time stamps otherwise ends at its file's modification time, which a copy changes.",
+)
 @_source_options
-def why_command(name: str, every: bool, server_logs: tuple[str, ...], **options: Any) -> None:
+def why_command(
+    name: str, every: bool, server_logs: tuple[str, ...], server_log_end: str | None, **options: Any
+) -> None:
     """Why NAME (a process name or pid) died: when, who killed it, why it, what warned first."""
     settings = _settings(**options)
     analysis, _ = _analysis(settings)
     logs = [read_server_log(path, settings.zone, settings.year) for path in server_logs]
+    if server_log_end is not None:
+        if not logs:
+            raise UsageError("--server-log-end needs --server-log FILE", hint="name the log it is the end of")
+        ended = parse_when(server_log_end, settings.zone)
+        logs = [dataclasses.replace(facts, last_time=ended, last_time_from="given") for facts in logs]
     deaths = find_deaths(analysis, name)
     if not logs and deaths and deaths[-1].unit and settings.journal is not None:
         # Under systemd the unit's own records are the server's log.

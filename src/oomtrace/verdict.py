@@ -14,6 +14,9 @@ from oomtrace.units import clock, clock_time, duration, kib
 # on for longer than RUNS_ON_S after it belongs to a process that survived it.
 SAME_DEATH_S = 15 * 60
 RUNS_ON_S = 60
+# A last line this close after the kill is written at the kill (the kernel's and the server's
+# clocks are one clock, but their lines are stamped when logged, not when made).
+AT_THE_KILL_S = 2
 NOT_THIS_KILL_S = 6 * 3600
 
 CAUSES = (
@@ -129,11 +132,20 @@ def _read(facts: ServerLogFacts, death: Episode | None) -> ServerLogReading:
     if death is None or death.moment.time is None or facts.last_time is None:
         return ServerLogReading(facts, None, _ending_words(facts))
     gap = (death.moment.time - facts.last_time).total_seconds()
-    when = "its file's modification time" if facts.last_time_from == "mtime" else "its last stamped line"
+    when = {
+        "mtime": "its file's modification time, which a copy changes: see --server-log-end",
+        "given": "--server-log-end",
+    }.get(facts.last_time_from or "", "its last stamped line")
     if gap < -RUNS_ON_S:
         note = (
             f"the log runs on {duration(-gap)} past the kill ({when}): "
             "it is not the log of the process that died"
+        )
+    elif gap < -AT_THE_KILL_S:
+        # Written after the kill: whatever wrote it was alive then. Never "the signature of a kill".
+        note = (
+            f"the log runs on {duration(-gap)} past the kill ({when}): it may be another process's "
+            "log, or the kill came before this process's end"
         )
     elif gap > NOT_THIS_KILL_S:
         note = f"the log ends {duration(gap)} before the kill ({when}): it is not this kill's log"

@@ -224,7 +224,9 @@ def _server_log(verdict: Verdict, story: Story | None) -> str:
         return ""
     facts = reading.facts
     when = clock_time(facts.last_time) if facts.last_time else "unknown"
-    origin = " (file modification time)" if facts.last_time_from == "mtime" else ""
+    origin = {"mtime": " (file modification time)", "given": " (--server-log-end)"}.get(
+        facts.last_time_from or "", ""
+    )
     rows = [
         ["file", text(f"{facts.path} ({facts.lines} lines)")],
         ["last line", text(f"{when}{origin}")],

@@ -141,9 +141,10 @@ class TextFormat(Format):
         grid = _grid()
         grid.add_row("File", _t(f"{facts.path} ({facts.lines} lines)"))
         when = clock_time(facts.last_time) if facts.last_time else "unknown"
-        origin = {"mtime": " (the file's modification time: it prints no stamps)", "timestamp": ""}.get(
-            facts.last_time_from or "", ""
-        )
+        origin = {
+            "mtime": " (the file's modification time: it prints no stamps)",
+            "given": " (--server-log-end)",
+        }.get(facts.last_time_from or "", "")
         grid.add_row("Last line", _t(f"{when}{origin}: {facts.last_line or ''}"))
         grid.add_row("Ending", _t(reading.note))
         comparison = plan_comparison(facts.plan, verdict.episode, story.memory if story else None)
