@@ -368,3 +368,14 @@ def test_list_never_cuts_a_number_or_a_time(columns: str) -> None:
         if episode["victim"] and episode["victim"]["pid"]:
             assert str(episode["victim"]["pid"]) in result.stdout
     assert "…" not in result.stdout
+
+
+@pytest.mark.parametrize("command", [["list"], ["why", "llama-server"], ["report"]])
+def test_piped_text_has_no_trailing_spaces(command: list[str]) -> None:
+    log = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
+    for form in ("text", "markdown"):
+        result = run(*command, "-k", str(log), "--tz", "UTC", "--format", form)
+        assert result.exit_code == 0, result.output
+        padded = [line for line in result.stdout.splitlines() if line.endswith(" ")]
+        assert padded == [], padded[:3]
+        assert len(result.stdout.splitlines()) > 3

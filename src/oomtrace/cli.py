@@ -368,8 +368,38 @@ def _umask() -> int:
 def _draw(stream: IO[str], settings: _Settings, draw: Callable[[Format], None]) -> None:
     # COLUMNS=0 would print nothing and COLUMNS=99999999 hundreds of megabytes of padding.
     width = min(max(_Console(file=stream).width, MIN_WIDTH), MAX_WIDTH)
-    console = _Console(file=stream, highlight=False, width=width)
+    target: IO[str] = stream if stream.isatty() else _Unpadded(stream)  # type: ignore[assignment]
+    console = _Console(file=target, highlight=False, width=width)
     draw(FORMATS[settings.format](console))
+    target.flush()
+
+
+class _Unpadded:
+    """A text stream that drops the spaces rich pads lines with (tables, panels): piped or
+    saved output has no trailing blanks to diff or grep past. A terminal gets rich as it is."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._partial = ""
+
+    def write(self, text: str) -> int:
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        if lines:
+            self._stream.write("\n".join(line.rstrip(" ") for line in lines) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self._partial:
+            self._stream.write(self._partial.rstrip(" "))
+            self._partial = ""
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 @cli.command(
