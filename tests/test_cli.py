@@ -379,3 +379,29 @@ def test_piped_text_has_no_trailing_spaces(command: list[str]) -> None:
         padded = [line for line in result.stdout.splitlines() if line.endswith(" ")]
         assert padded == [], padded[:3]
         assert len(result.stdout.splitlines()) > 3
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_as_the_readme_says(shell: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text()
+    assert f"_OOMTRACE_COMPLETE={shell}_source oomtrace" in readme
+    env = {**os.environ, "_OOMTRACE_COMPLETE": f"{shell}_source"}
+    script = subprocess.run(
+        [sys.executable, "-m", "oomtrace"], env=env, capture_output=True, text=True, check=True
+    )
+    assert "_OOMTRACE_COMPLETE" in script.stdout
+    if shell == "bash":
+        env = {
+            **os.environ,
+            "_OOMTRACE_COMPLETE": "bash_complete",
+            "COMP_WORDS": "oomtrace list --fo",
+            "COMP_CWORD": "2",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "oomtrace"], env=env, capture_output=True, text=True, check=True
+        )
+        assert "--format" in done.stdout
