@@ -19,6 +19,7 @@ with atheris.instrument_imports():
     from oomtrace.episodes import EpisodeBuilder
     from oomtrace.formats.json import JsonFormat
     from oomtrace.formats.text import TextFormat
+    from oomtrace.listview import list_view
     from oomtrace.parse import parse_records
     from oomtrace.prefixes import LineSplitter
 
@@ -33,9 +34,10 @@ def one_input(data: bytes) -> None:
         builder.feed(record, event)
     analysis = builder.finish()
     out = io.StringIO()
-    JsonFormat(Console(file=out)).list_episodes(analysis)
+    view = list_view(analysis)
+    JsonFormat(Console(file=out)).list_episodes(analysis, view)
     json.loads(out.getvalue())
-    TextFormat(Console(file=io.StringIO(), width=80)).list_episodes(analysis)
+    TextFormat(Console(file=io.StringIO(), width=80)).list_episodes(analysis, view)
 
 
 if __name__ == "__main__":

@@ -361,7 +361,9 @@ def test_debug_after_the_command_shows_the_traceback() -> None:
 @pytest.mark.parametrize("columns", ["40", "50", "60", "80", "120"])
 def test_list_never_cuts_a_number_or_a_time(columns: str) -> None:
     log = ROOT / "tests" / "realworld" / "cases" / "k8s-quoted-syslog-node-multikill" / "input.txt"
-    result = CliRunner().invoke(cli, ["list", "-k", str(log), "--tz", "UTC"], env={"COLUMNS": columns})
+    result = CliRunner().invoke(
+        cli, ["list", "--all", "-k", str(log), "--tz", "UTC"], env={"COLUMNS": columns}
+    )
     assert result.exit_code == 0
     document = json.loads(run("list", "-k", str(log), "--tz", "UTC", "-f", "json").stdout)
     for episode in document["episodes"]:

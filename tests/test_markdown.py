@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -173,16 +174,29 @@ def _crash_loop(tmp_path: Path, kills: int) -> Path:
     [
         (["why", "llama-server", "--all"], "oomtrace why llama-server --all --format json"),
         (["report", "--boot-time", "2026-11-14 00:00:00"], "oomtrace report --format json"),
-        (["list"], "oomtrace list --format json"),
+        (["list", "--all"], "oomtrace list --format json"),
     ],
-    ids=["why --all", "report", "list"],
+    ids=["why --all", "report", "list --all"],
 )
 def test_every_markdown_output_stays_under_githubs_limit(
     tmp_path: Path, command: list[str], hint: str
 ) -> None:
-    log = _crash_loop(tmp_path, 3000 if command == ["list"] else 300)
+    log = _crash_loop(tmp_path, 3000 if command[0] == "list" else 300)
     result = run(*command, "-k", str(log), "--format", "markdown", "--tz", "UTC")
     assert result.exit_code == 0, result.output
     assert len(result.stdout) < GITHUB_LIMIT
     assert "left out to stay under GitHub's 65,536-character comment limit" in result.stdout
     assert f"`{hint}`" in result.stdout
+
+
+def test_list_folds_a_crash_loop_into_one_row_with_its_count(tmp_path: Path) -> None:
+    log = _crash_loop(tmp_path, 40)
+    folded = run("list", "-k", str(log), "--format", "markdown", "--tz", "UTC")
+    assert "| 1-40 | " in folded.stdout and "| 40 |" in folded.stdout
+    assert "40 kills of the same victim, one after another, are shown as 1 row(s)" in folded.stdout
+    every = run("list", "--all", "-k", str(log), "--format", "markdown", "--tz", "UTC")
+    assert every.stdout.count("| llama-server |") == 40
+    text = run("list", "-k", str(log), "--tz", "UTC")
+    assert "1-40" in text.stdout and "5039" in text.stdout  # the last kill's pid
+    # JSON lists every kill whatever the view.
+    assert len(json.loads(run("list", "-k", str(log), "--format", "json").stdout)["episodes"]) == 40

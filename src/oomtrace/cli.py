@@ -36,6 +36,7 @@ from oomtrace.analyze import analyze
 from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, UsageError
 from oomtrace.formats import FORMATS
 from oomtrace.formats.base import Format
+from oomtrace.listview import list_view
 from oomtrace.model import Analysis
 from oomtrace.redact import Redactor
 from oomtrace.sanitize import inert
@@ -414,9 +415,16 @@ class _Unpadded:
 @click.option(
     "--boots", is_flag=True, help="List the journal's boots instead (index, id, first and last entry)."
 )
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="A row for each kill: by default repeated kills of one victim (a crash loop) are one row "
+    "with their count.",
+)
 @_source_options
-def list_command(boots: bool, **options: Any) -> None:
-    """Every OOM kill in the input, one line each."""
+def list_command(boots: bool, every: bool, **options: Any) -> None:
+    """Every OOM kill in the input, one line each (a crash loop's repeats one line)."""
     settings = _settings(**options)
     if boots:
         _list_boots(settings)
@@ -424,7 +432,8 @@ def list_command(boots: bool, **options: Any) -> None:
     analysis, _ = _analysis(settings)
     redactor = _redactor(settings, analysis)
     analysis = redactor.apply(analysis)
-    _render(settings, lambda fmt: fmt.list_episodes(analysis))
+    view = list_view(analysis, every)
+    _render(settings, lambda fmt: fmt.list_episodes(analysis, view))
 
 
 @cli.command(

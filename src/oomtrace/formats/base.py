@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 
 from rich.console import Console
 
+from oomtrace.listview import ListView
 from oomtrace.model import Analysis
 from oomtrace.story import Report, Story
 from oomtrace.verdict import Verdict
@@ -18,7 +19,8 @@ class Format(ABC):
         self.console = console
 
     @abstractmethod
-    def list_episodes(self, analysis: Analysis) -> None: ...
+    def list_episodes(self, analysis: Analysis, view: ListView) -> None:
+        """`list`: the kills, as the view words them (tables) or each episode (JSON)."""
 
     @abstractmethod
     def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:

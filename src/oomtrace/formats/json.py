@@ -10,6 +10,7 @@ from typing import Any
 from oomtrace.badness import Ranking
 from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
+from oomtrace.listview import ListView
 from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, TimelineEntry
@@ -20,7 +21,8 @@ SCHEMA = "oomtrace/1"
 
 
 class JsonFormat(Format):
-    def list_episodes(self, analysis: Analysis) -> None:
+    def list_episodes(self, analysis: Analysis, view: ListView) -> None:
+        # Every episode, whatever the view folded: a program wants each kill.
         self._emit(
             {
                 "schema": SCHEMA,

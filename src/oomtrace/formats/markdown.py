@@ -16,6 +16,7 @@ from oomtrace.explain import (
     warning_summary,
 )
 from oomtrace.formats.base import Format
+from oomtrace.listview import ListView
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
 from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
@@ -76,30 +77,27 @@ def table(header: list[str], rows: list[list[str]], align: str | None = None) ->
 
 
 class MarkdownFormat(Format):
-    def list_episodes(self, analysis: Analysis) -> None:
+    def list_episodes(self, analysis: Analysis, view: ListView) -> None:
+        names = [name for name, _ in view.columns]
         rows = [
             [
-                str(e.id),
-                text(clock(e.moment)),
-                text(e.victim.comm) if e.victim else "_no kill line_",
-                str(e.victim.pid) if e.victim else "",
-                text(kib(e.victim.anon_rss_kb)) if e.victim else "",
-                str(e.victim.oom_score_adj) if e.victim and e.victim.oom_score_adj is not None else "",
-                text(e.constraint or "?"),
-                text(e.trigger.comm) if e.trigger else "?",
+                text(row.cells[name]) if row.has_victim or name != "victim" else f"_{text(row.cells[name])}_"
+                for name in names
             ]
-            for e in analysis.episodes
+            for row in view.rows
         ]
         parts = [f"## OOM kills in {text(_names(analysis))}", ""]
         if rows:
             shown = _rows_fitting(rows, GITHUB_LIMIT - 4 * _MARGIN - len(_footer(analysis)))
             parts.append(
                 table(
-                    ["#", "time", "victim", "pid", "anon-rss", "adj", "oom", "trigger"],
+                    names,
                     rows[:shown],
-                    "rllrrrll",
+                    "".join("r" if align == "right" else "l" for _, align in view.columns),
                 )
             )
+            if view.note:
+                parts += ["", f"_{text(view.note)}._"]
             if shown < len(rows):
                 parts += [
                     "",

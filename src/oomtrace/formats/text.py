@@ -18,6 +18,7 @@ from oomtrace.explain import (
     warning_summary,
 )
 from oomtrace.formats.base import Format
+from oomtrace.listview import ListView
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
 from oomtrace.services import restart_count
@@ -39,23 +40,12 @@ def _t(text: object, style: str = "") -> Text:
 
 
 class TextFormat(Format):
-    def list_episodes(self, analysis: Analysis) -> None:
-        hosts = {e.host for e in analysis.episodes}
-        rows = [self._list_row(episode, len(hosts) > 1) for episode in analysis.episodes]
-        columns = [
-            ("#", "right"),
-            ("time", "left"),
-            *((("host", "left"),) if len(hosts) > 1 else ()),
-            ("victim", "left"),
-            ("pid", "right"),
-            ("anon-rss", "right"),
-            ("adj", "right"),
-            ("oom", "left"),
-            ("trigger", "left"),
-        ]
+    def list_episodes(self, analysis: Analysis, view: ListView) -> None:
+        columns = list(view.columns)
+        names = [name for name, _ in columns]
+        rows = [[row.cells[name] for name in names] for row in view.rows]
         # Numbers and times are never cut: they keep their width; names wrap, the trigger goes
         # when the row cannot hold it, and a terminal too narrow for any table gets one line a kill.
-        names = [name for name, _ in columns]
         widths = [max([len(name), *(len(r[i]) for r in rows)]) for i, name in enumerate(names)]
         # A column takes its width, its right padding and the rule between columns.
         fixed = sum(w + 2 for name, w in zip(names, widths, strict=True) if name not in _NAME_COLUMNS)
@@ -67,7 +57,7 @@ class TextFormat(Format):
             columns, rows, names = columns[:-1], [r[:-1] for r in rows], names[:-1]
             victim_w = self.console.width - fixed - host_w - 2
         if victim_w < _MIN_NAME:
-            self._list_lines(analysis, rows, names)
+            self._list_lines(analysis, view, rows, names)
             return
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
         for (name, justify), width in zip(columns, widths, strict=False):
@@ -77,41 +67,32 @@ class TextFormat(Format):
             else:
                 table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]
         victim_at = names.index("victim")
-        for row, episode in zip(rows, analysis.episodes, strict=True):
-            cells = [_t(cell) for cell in row]
-            cells[victim_at] = _t(row[victim_at], "bold" if episode.victim else "dim")
-            table.add_row(*cells)
-        if analysis.episodes:
+        for cells, row in zip(rows, view.rows, strict=True):
+            styled = [_t(cell) for cell in cells]
+            styled[victim_at] = _t(cells[victim_at], "bold" if row.has_victim else "dim")
+            table.add_row(*styled)
+        if view.rows:
             self.console.print(table)
         else:
             ranged = analysis.range_note()
             self.console.print(_t(f"No OOM kills in the {ranged}." if ranged else "No OOM kills found."))
+        if view.note:
+            self.console.print(_t(view.note + "."), style="dim")
         self.console.print(_t(_summary_line(analysis)), style="dim")
 
-    def _list_lines(self, analysis: Analysis, rows: list[list[str]], names: list[str]) -> None:
-        """The list for a terminal too narrow for its table: each kill a wrapped line."""
+    def _list_lines(
+        self, analysis: Analysis, view: ListView, rows: list[list[str]], names: list[str]
+    ) -> None:
+        """The list for a terminal too narrow for its table: each row a few wrapped lines."""
         for row in rows:
             # A field a line, so that no wrap can part a label from its number.
             self.console.print(_t(f"#{row[0]}  {row[1]}"), no_wrap=True, overflow="fold")
             for name, cell in zip(names[2:], row[2:], strict=True):
                 if cell:
                     self.console.print(_t(f"    {name} {cell}"), overflow="fold")
+        if view.note:
+            self.console.print(_t(view.note + "."), style="dim")
         self.console.print(_t(_summary_line(analysis)), style="dim")
-
-    @staticmethod
-    def _list_row(episode: Episode, with_host: bool) -> list[str]:
-        victim = episode.victim
-        return [
-            str(episode.id),
-            _list_time(episode),
-            *([episode.host or ""] if with_host else []),
-            victim.comm if victim else (episode.unit or "(no kill line)"),
-            str(victim.pid) if victim and victim.pid is not None else "",
-            kib(victim.anon_rss_kb) if victim and victim.anon_rss_kb is not None else "",
-            str(victim.oom_score_adj) if victim and victim.oom_score_adj is not None else "",
-            episode.constraint or (episode.killer if episode.killer != "kernel" else "?"),
-            episode.trigger.comm if episode.trigger else "?",
-        ]
 
     def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
         if stories:
@@ -406,12 +387,3 @@ def _summary_line(analysis: Analysis) -> str:
 _NAME_COLUMNS = ("victim", "trigger", "host")
 # The narrowest a name column may be before the layout gives it up.
 _MIN_NAME = 6
-
-
-def _list_time(episode: Episode) -> str:
-    moment = episode.moment
-    if moment.time is not None:
-        return moment.time.strftime("%m-%d %H:%M:%S")
-    if moment.uptime_s is not None:
-        return f"up {moment.uptime_s:.1f}s"
-    return "?"

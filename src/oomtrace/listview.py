@@ -1,0 +1,126 @@
+"""`list`'s rows, worded once for every format that draws a table (text, Markdown).
+
+A server restarted by systemd until someone notices is killed the same way hundreds of times: by
+default those repeats are one row with a count, so the list shows what happened, not a wall of
+identical lines. `list --all` gives each kill its row; JSON always lists every episode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oomtrace.model import Analysis, Episode
+from oomtrace.units import kib
+
+# Every column, in order: (name, alignment); list_view leaves out those that would say nothing.
+COLUMNS = (
+    ("#", "right"),
+    ("time", "left"),
+    ("host", "left"),
+    ("victim", "left"),
+    ("kills", "right"),
+    ("pid", "right"),
+    ("anon-rss", "right"),
+    ("adj", "right"),
+    ("oom", "left"),
+    ("incident", "right"),
+    ("trigger", "left"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ListRow:
+    """One kill, or a run of repeated kills of one victim (count > 1: numbers are the last's)."""
+
+    cells: dict[str, str]
+    count: int
+    has_victim: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ListView:
+    columns: tuple[tuple[str, str], ...]
+    rows: tuple[ListRow, ...]
+    note: str | None
+    """What the grouping did, when it did something."""
+
+
+def list_view(analysis: Analysis, every: bool = False) -> ListView:
+    groups: list[list[Episode]] = []
+    for episode in analysis.episodes:
+        if not every and groups and _repeats(groups[-1][-1], episode):
+            groups[-1].append(episode)
+        else:
+            groups.append([episode])
+    rows = tuple(_row(group, analysis) for group in groups)
+    # A column that would say nothing is left out: one host, no repeats, or no incident with
+    # several kills (its number would be the row's).
+    silent = set()
+    if len({e.host for e in analysis.episodes}) <= 1:
+        silent.add("host")
+    if all(row.count == 1 for row in rows):
+        silent.add("kills")
+    if all(len(i.episode_ids) == 1 for i in analysis.incidents) and all(r.count == 1 for r in rows):
+        silent.add("incident")
+    columns = tuple(c for c in COLUMNS if c[0] not in silent)
+    folded = sum(len(g) for g in groups if len(g) > 1)
+    note = None
+    if folded:
+        loops = sum(1 for g in groups if len(g) > 1)
+        note = (
+            f"{folded:,} kills of the same victim, one after another, are shown as {loops:,} "
+            "row(s) with their count (the first kill's time, the last one's numbers); "
+            "`oomtrace list --all` lists each"
+        )
+    return ListView(columns, rows, note)
+
+
+def _repeats(previous: Episode, episode: Episode) -> bool:
+    """The same death again: the next kill, same host, victim, killer, limit and trigger."""
+    if previous.victim is None or episode.victim is None or episode.id != previous.id + 1:
+        return False
+    return (
+        previous.host == episode.host
+        and previous.killer == episode.killer
+        and previous.victim.comm == episode.victim.comm
+        and previous.constraint == episode.constraint
+        and previous.memcg == episode.memcg
+        and (previous.trigger.comm if previous.trigger else None)
+        == (episode.trigger.comm if episode.trigger else None)
+    )
+
+
+def _row(group: list[Episode], analysis: Analysis) -> ListRow:
+    first, last = group[0], group[-1]
+    victim = last.victim
+    number = str(first.id) if len(group) == 1 else f"{first.id}-{last.id}"
+    cells = {
+        "#": number,
+        "time": _time(first),
+        "host": last.host or "",
+        "victim": victim.comm if victim else (last.unit or "(no kill line)"),
+        "kills": f"{len(group):,}",
+        "pid": str(victim.pid) if victim and victim.pid is not None else "",
+        "anon-rss": kib(victim.anon_rss_kb) if victim and victim.anon_rss_kb is not None else "",
+        "adj": str(victim.oom_score_adj) if victim and victim.oom_score_adj is not None else "",
+        "oom": last.constraint or (last.killer if last.killer != "kernel" else "?"),
+        "incident": _incidents(analysis, first, last),
+        "trigger": last.trigger.comm if last.trigger else "?",
+    }
+    return ListRow(cells, len(group), victim is not None)
+
+
+def _incidents(analysis: Analysis, first: Episode, last: Episode) -> str:
+    start, end = analysis.incident_of(first), analysis.incident_of(last)
+    if start is None or end is None:
+        return ""
+    return str(start.id) if start.id == end.id else f"{start.id}-{end.id}"
+
+
+def _time(episode: Episode) -> str:
+    moment = episode.moment
+    if moment.time is not None:
+        return moment.time.strftime("%m-%d %H:%M:%S")
+    if moment.uptime_s is not None:
+        return f"up {moment.uptime_s:.1f}s"
+    return "?"
