@@ -78,17 +78,9 @@ def write(path: Path, mib: int, reports: int = 10, seed: int = 1, style: str = "
             block = []
             for _ in range(2000):
                 uptime += rng.random() * 0.01
-                template = _TEMPLATES[rng.randrange(len(_TEMPLATES))]
-                message = template.format(n=rng.randrange(1 << 20), p=rng.randrange(1, 9), t=int(uptime))
-                block.append(f"{prefix(style, uptime)} {message}\n")
+                block.append(noise_line(rng, style, uptime))
             if done < reports and written >= next_report:
-                for _ in range(3):
-                    uptime += 1.5
-                    block.append(f"{prefix(style, uptime)} {NVRM_OOM}\n")
-                uptime += 60
-                pid = 1_000_000 + done
-                for line in body:
-                    block.append(f"{prefix(style, uptime)} {line.replace('1966928', str(pid))}\n")
+                uptime = report_block(block, body, style, uptime, 1_000_000 + done)
                 done += 1
                 next_report += every
             chunk = "".join(block)
@@ -108,17 +100,27 @@ def write_kills(path: Path, kills: int, style: str = "dmesg") -> None:
             block = []
             for _ in range(5):
                 uptime += rng.random()
-                template = _TEMPLATES[rng.randrange(len(_TEMPLATES))]
-                message = template.format(n=rng.randrange(1 << 20), p=rng.randrange(1, 9), t=int(uptime))
-                block.append(f"{prefix(style, uptime)} {message}\n")
-            for _ in range(3):
-                uptime += 1.5
-                block.append(f"{prefix(style, uptime)} {NVRM_OOM}\n")
-            uptime += 60
-            pid = 1_000_000 + done
-            for line in body:
-                block.append(f"{prefix(style, uptime)} {line.replace('1966928', str(pid))}\n")
+                block.append(noise_line(rng, style, uptime))
+            uptime = report_block(block, body, style, uptime, 1_000_000 + done)
             out.write("".join(block))
+
+
+def noise_line(rng: random.Random, style: str, uptime: float) -> str:
+    template = _TEMPLATES[rng.randrange(len(_TEMPLATES))]
+    message = template.format(n=rng.randrange(1 << 20), p=rng.randrange(1, 9), t=int(uptime))
+    return f"{prefix(style, uptime)} {message}\n"
+
+
+def report_block(block: list[str], body: list[str], style: str, uptime: float, pid: int) -> float:
+    """Three NVRM allocation failures, then a minute later the report, its victim `pid`: the
+    lines go onto `block`; returns the uptime after them."""
+    for _ in range(3):
+        uptime += 1.5
+        block.append(f"{prefix(style, uptime)} {NVRM_OOM}\n")
+    uptime += 60
+    for line in body:
+        block.append(f"{prefix(style, uptime)} {line.replace('1966928', str(pid))}\n")
+    return uptime
 
 
 def main() -> None:
