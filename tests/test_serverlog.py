@@ -201,3 +201,29 @@ def test_an_mtime_end_says_how_unreliable_it_is_and_server_log_end_overrides_it(
     )
     alone = run("why", "llama-server", "-k", str(seed000 / "kernel.log"), "--server-log-end", "13:00")
     assert alone.exit_code == 2 and "--server-log-end needs --server-log FILE" in alone.stderr
+
+
+def test_the_servers_own_memory_warnings_are_in_the_timeline(tmp_path: Path) -> None:
+    # seed 000's kill (13:12:12) with a server log that warned 2m42s before it: the warning is
+    # the shape of seed 004's filled-in TensorFold line (fixtures/README.md).
+    log = tmp_path / "server.log"
+    log.write_text(
+        "2026-11-14T12:40:00Z [tensorfold] server answers loaded in 180.1s on 127.0.0.1:8888\n"
+        "2026-11-14T11:00:00Z [tensorfold] warning: cudaMallocAsync of 1.00 GiB failed, retrying\n"
+        "2026-11-14T13:09:30Z [tensorfold] warning: cudaMallocAsync of 2.00 GiB failed, retrying after trimming the pool\n"
+        "2026-11-14T13:12:11Z [tensorfold] done prompt=1812 cached=0 ttft=0.41s tokens=211\n"
+    )
+    seed000 = FIXTURES / "seed000_llama_server_gb10"
+    args = ("-k", str(seed000 / "kernel.log"), "--year", "2026", "--tz", "UTC", "--server-log", str(log))
+    story = json.loads(run("why", "llama-server", *args, "-f", "json").stdout)
+    server = [e for e in story["timeline"] if e["kind"] == "server-warning"]
+    # The one of the hour before the kill; the one two hours before is not this kill's warning.
+    assert [(e["offset_s"], e["text"][-40:]) for e in server] == [
+        (-162.0, "failed, retrying after trimming the pool")
+    ]
+    kinds = [e["kind"] for e in story["timeline"]]
+    assert kinds.index("server-warning") < kinds.index("kill")
+    text = run("why", "llama-server", *args).stdout
+    assert "the server: [tensorfold] warning: cudaMallocAsync of 2.00 GiB failed" in " ".join(text.split())
+    markdown = run("why", "llama-server", *args, "-f", "markdown").stdout
+    assert "| server-warning |" in markdown

@@ -52,7 +52,7 @@ from oomtrace.sources.journal import (
 )
 from oomtrace.sources.serverlog import read_server_log, summarize
 from oomtrace.sources.textfile import KernelLogFile
-from oomtrace.story import find_deaths, report, tell
+from oomtrace.story import find_deaths, report, tell, with_server_warnings
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
 from oomtrace.units import clock, clock_time, iso_time
@@ -495,7 +495,7 @@ def why_command(
             logs = [facts]
     verdict = judge(analysis, name, deaths[-1] if deaths else None, logs)
     chosen = deaths if every else deaths[-1:]
-    stories = [tell(analysis, episode, name) for episode in chosen]
+    stories = [with_server_warnings(tell(analysis, episode, name), logs) for episode in chosen]
     redactor = _redactor(settings, analysis)
     stories, verdict, analysis = redactor.apply((stories, verdict, analysis))
     if verdict.cause == "unknown" and not verdict.involvement:

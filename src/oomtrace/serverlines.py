@@ -53,6 +53,15 @@ def stamp_of(line: str, zone: tzinfo, year: int) -> LineStamp:
     return LineStamp(None, False)
 
 
+def without_stamp(line: str) -> str:
+    """The line after its time stamp, for showing beside a time of our own."""
+    for pattern in (_ISO, _VLLM, _GLOG, _SYSLOG):
+        match = pattern.match(line)
+        if match:
+            return line[match.end() :]
+    return line
+
+
 def _safe(
     year: int, month: int, day: int, hour: int, minute: int, second: int, zone: tzinfo
 ) -> datetime | None:
@@ -82,6 +91,23 @@ _CLEAN = re.compile(
     re.IGNORECASE,
 )
 ENDINGS = ("killed", "out-of-memory-error", "crash", "clean")
+# A server's own warnings that memory is short: an out-of-memory error it went on after, free
+# memory under its reserve, an allocation refused or made smaller. Early warnings, as the
+# kernel's NVRM lines are.
+_MEMORY_WARNING = re.compile(
+    _OOM_ERROR.pattern
+    + r"|MemAvailable\b.*\b(?:below|under|less than|low)\b|\blow (?:on )?memory\b|memory budget leaves"
+    r"|\w*[Aa]lloc\w*\b.{0,40}\bfailed\b"
+    r"|\b(?:reduc|shrink|shrunk|lower)\w*\b.{0,40}\b(?:KV cache|batch size|context|max_num_seqs|gpu_memory)",
+    re.IGNORECASE,
+)
+
+
+def warns_of_memory(line: str) -> bool:
+    """Does this server-log line say memory is running short?"""
+    return bool(_MEMORY_WARNING.search(line))
+
+
 _TAIL = 30
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from oomtrace.episodes import LOOKBACK_S, moment_gap
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import USERSPACE_KILLERS
+from oomtrace.sources.serverlog import ServerLogFacts
 from oomtrace.units import duration, kib
 
 # The kernel keeps 15 characters of a process name (TASK_COMM_LEN 16, with the NUL).
@@ -23,7 +25,7 @@ class TimelineEntry:
     offset_s: float | None
     """Seconds relative to the victim's kill (negative: before it)."""
     kind: str
-    """"warning", "invoked", "kill", "collateral", "reaped"."""
+    """"warning", "server-warning", "invoked", "kill", "collateral", "unit", "reaped"."""
     text: str
     """The full text (for warnings, the kernel's line)."""
     short: str
@@ -97,6 +99,32 @@ def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
         timeline=_timeline(episode, members, incident),
         memory=memory_picture(episode),
     )
+
+
+def with_server_warnings(story: Story, logs: list[ServerLogFacts]) -> Story:
+    """The story with the server's own memory warnings of the hour before the kill in its
+    timeline, beside the kernel's (a CUDA out-of-memory error it survived, memory under its reserve)."""
+    kill = story.episode.moment
+    if kill.time is None:
+        return story
+    added = []
+    for facts in logs:
+        for line, time in facts.warnings:
+            gap = (time - kill.time).total_seconds()
+            if -LOOKBACK_S <= gap <= 0:
+                moment = Moment(time, None, time.isoformat(), facts.path, 0, 0, 0)
+                short = line if len(line) <= _SHORT_LINE else line[: _SHORT_LINE - 1] + "\u2026"
+                added.append(TimelineEntry(moment, gap, "server-warning", line, f"the server: {short}"))
+    if not added:
+        return story
+    entries = sorted(
+        (*story.timeline, *added), key=lambda e: (e.offset_s if e.offset_s is not None else 0.0, e.moment.seq)
+    )
+    return dataclasses.replace(story, timeline=tuple(entries))
+
+
+# A server's line in the timeline is cut to this for the terminal (the JSON keeps it whole).
+_SHORT_LINE = 100
 
 
 def _timeline(

@@ -39,6 +39,9 @@ def _t(text: object, style: str = "") -> Text:
     return Text(inert(str(text)), style=style)
 
 
+_TIMELINE_STYLES = {"kill": "bold red", "collateral": "red", "warning": "yellow", "server-warning": "yellow"}
+
+
 class TextFormat(Format):
     def list_episodes(self, analysis: Analysis, view: ListView) -> None:
         columns = list(view.columns)
@@ -308,7 +311,12 @@ class TextFormat(Format):
         table.add_column(no_wrap=True)
         table.add_column()
         for entry in story.timeline:
-            style = {"kill": "bold red", "collateral": "red", "warning": "yellow"}.get(entry.kind, "")
+            style = {
+                "kill": "bold red",
+                "collateral": "red",
+                "warning": "yellow",
+                "server-warning": "yellow",
+            }.get(entry.kind, "")
             when = entry.moment.time.strftime("%H:%M:%S") if entry.moment.time else clock(entry.moment)
             table.add_row(_t(relative(entry.offset_s)), _t(when), _t(entry.short, style))
         return Group(Text(), Text("Timeline", style="bold"), table)

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 
 from oomtrace.errors import InputError
-from oomtrace.serverlines import PlanItem, ending_of, plan_items, stamp_of
+from oomtrace.keep import FirstAndLast
+from oomtrace.serverlines import PlanItem, ending_of, plan_items, stamp_of, warns_of_memory, without_stamp
 from oomtrace.sources.base import DAMAGED
 from oomtrace.sources.textfile import open_text
 
 _KEEP_LAST = 200
+MAX_WARNINGS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,9 @@ class ServerLogFacts:
     """"silent", "out-of-memory-error", "crash", "clean" or "killed"."""
     ending_line: str | None
     plan: tuple[PlanItem, ...]
+    warnings: tuple[tuple[str, datetime], ...] = ()
+    """Stamped lines that said memory was short, other than the one it ended with (the first
+    and last MAX_WARNINGS of them): early warnings beside the kernel's."""
 
 
 def read_server_log(path: str, zone: tzinfo, year: int | None = None) -> ServerLogFacts:
@@ -57,11 +62,14 @@ def summarize(
     plan: dict[str, PlanItem] = {}
     last_stamped: datetime | None = None
     count = 0
+    warnings: FirstAndLast[tuple[str, datetime]] = FirstAndLast(MAX_WARNINGS, MAX_WARNINGS)
     for line, time in lines:
         count += 1
         tail.append(line)
         if time is not None:
             last_stamped = time
+            if warns_of_memory(line):
+                warnings.append((without_stamp(line).strip(), time))
         for item in plan_items(line):
             plan[item.label] = item  # a later line (a reload) replaces an earlier one
     last = next((line for line in reversed(tail) if line.strip()), None)
@@ -73,7 +81,11 @@ def summarize(
     elif mtime is not None:
         # No stamps (llama-server's default): the last write is the file's modification time.
         last_time, source = mtime, "mtime"
-    return ServerLogFacts(name, count, last, last_time, source, ending, ending_line, tuple(plan.values()))
+    ended = without_stamp(ending_line or "").strip()
+    survived = tuple(w for w in warnings if w[0] != ended)
+    return ServerLogFacts(
+        name, count, last, last_time, source, ending, ending_line, tuple(plan.values()), survived
+    )
 
 
 def _mtime(path: str) -> datetime | None:
