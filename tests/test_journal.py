@@ -198,6 +198,11 @@ def test_hosts_and_boots(journal_dir: Path) -> None:
         run("list", "--boots", "-D", str(journal_dir), "--host", "spark-01", "-f", "json").stdout
     )["boots"]
     assert [(b["index"], b["boot_id"]) for b in boots] == [(-1, BOOT_OLD), (0, BOOT_NEW)]
+    # Every format draws the boots (list --boots goes through the formats like every command).
+    text = run("list", "--boots", "-D", str(journal_dir), "--host", "spark-01").stdout
+    assert [line.split()[:2] for line in text.splitlines()] == [["-1", BOOT_OLD], ["0", BOOT_NEW]]
+    markdown = run("list", "--boots", "-D", str(journal_dir), "--host", "spark-01", "-f", "markdown").stdout
+    assert f"| -1 | `{BOOT_OLD}` |" in markdown and f"| 0 | `{BOOT_NEW}` |" in markdown
     previous = list_json("-D", str(journal_dir), "--host", "spark-01", "--boot", "-1")["episodes"]
     assert [e["victim"]["comm"] for e in previous] == ["llama-server"]
     by_id = list_json("-D", str(journal_dir), "--boot", BOOT_NEW)["episodes"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import io
-import json
 import os
 import stat
 import sys
@@ -55,7 +54,7 @@ from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.story import find_deaths, report, tell, with_server_warnings
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
-from oomtrace.units import clock, clock_time, iso_time
+from oomtrace.units import clock
 from oomtrace.verdict import Verdict, judge
 
 EXAMPLE_FIXTURE = "fixtures/seed000_llama_server_gb10/kernel.log"
@@ -531,17 +530,7 @@ def _list_boots(settings: _Settings) -> None:
             hint="pass --journal-dir or --journal-file, or run where the system journal is",
         )
     found = list_boots(dataclasses.replace(settings.journal, boot=None))
-    if settings.format == "json":
-        rows = [
-            {"index": b.index, "boot_id": b.boot_id, "first": iso_time(b.first), "last": iso_time(b.last)}
-            for b in found
-        ]
-        click.echo(json.dumps({"schema": "oomtrace/1", "boots": rows}, indent=2))
-        return
-    for boot in found:
-        first = clock_time(boot.first) if boot.first else "?"
-        last = clock_time(boot.last) if boot.last else "?"
-        click.echo(f"{boot.index:>4}  {boot.boot_id}  {first} — {last}")
+    _render(settings, lambda fmt: fmt.boots(found))
 
 
 def _analysis(settings: _Settings) -> tuple[Analysis, int]:

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from oomtrace.listview import ListView
 from oomtrace.model import Analysis
+from oomtrace.sources.journal import Boot
 from oomtrace.story import Report, Story
 from oomtrace.verdict import Verdict
 
@@ -29,6 +30,10 @@ class Format(ABC):
     @abstractmethod
     def report(self, analysis: Analysis, report: Report) -> None:
         """`oomtrace report`: every incident in a range with counts per victim and cause."""
+
+    @abstractmethod
+    def boots(self, boots: list[Boot]) -> None:
+        """`list --boots`: the journal's boots, oldest first, each with its index and span."""
 
     @abstractmethod
     def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:

@@ -13,6 +13,7 @@ from oomtrace.formats.base import Format
 from oomtrace.listview import ListView
 from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import restart_count
+from oomtrace.sources.journal import Boot
 from oomtrace.story import Report, Story, TimelineEntry
 from oomtrace.units import iso_time
 from oomtrace.verdict import Verdict
@@ -60,6 +61,13 @@ class JsonFormat(Format):
                 "source": source_json(analysis),
             }
         )
+
+    def boots(self, boots: list[Boot]) -> None:
+        rows = [
+            {"index": b.index, "boot_id": b.boot_id, "first": iso_time(b.first), "last": iso_time(b.last)}
+            for b in boots
+        ]
+        self._emit({"schema": SCHEMA, "boots": rows})
 
     def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         document: dict[str, Any] = {"schema": SCHEMA, **_empty_story(query), **verdict_json(verdict, None)}

@@ -19,6 +19,7 @@ from oomtrace.formats.base import Format
 from oomtrace.listview import ListView
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
+from oomtrace.sources.journal import Boot
 from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
 from oomtrace.units import clock, clock_time, kib, relative
 from oomtrace.verdict import Verdict
@@ -110,6 +111,22 @@ class MarkdownFormat(Format):
             parts.append(text(f"No OOM kills in the {ranged}.") if ranged else "No OOM kills found.")
         parts += ["", _footer(analysis)]
         self._emit("\n".join(parts))
+
+    def boots(self, boots: list[Boot]) -> None:
+        rows = [
+            [
+                str(b.index),
+                code_span(b.boot_id),
+                text(clock_time(b.first) if b.first else "?"),
+                text(clock_time(b.last) if b.last else "?"),
+            ]
+            for b in boots
+        ]
+        self._emit(
+            "\n".join(
+                ["## Boots in the journal", "", table(["index", "boot id", "first", "last"], rows, "rlll")]
+            )
+        )
 
     def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
         head = f"**Verdict ({text(verdict.cause)}):** {text(verdict.headline)}"

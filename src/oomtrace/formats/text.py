@@ -22,6 +22,7 @@ from oomtrace.listview import ListView
 from oomtrace.model import Analysis, Episode
 from oomtrace.sanitize import inert
 from oomtrace.services import restart_count
+from oomtrace.sources.journal import Boot
 from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
 from oomtrace.units import clock, clock_time, kib, relative
 from oomtrace.verdict import Verdict
@@ -96,6 +97,12 @@ class TextFormat(Format):
         if view.note:
             self.console.print(_t(view.note + "."), style="dim")
         self.console.print(_t(_summary_line(analysis)), style="dim")
+
+    def boots(self, boots: list[Boot]) -> None:
+        for boot in boots:
+            first = clock_time(boot.first) if boot.first else "?"
+            last = clock_time(boot.last) if boot.last else "?"
+            self.console.print(_t(f"{boot.index:>4}  {boot.boot_id}  {first} \u2014 {last}"), no_wrap=True)
 
     def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
         if stories:
