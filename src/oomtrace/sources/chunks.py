@@ -203,9 +203,9 @@ def _read_block(stream: _Stream) -> tuple[bytes, BaseException | None]:
     size = 0
     try:
         while size < CHUNK_BYTES:
-            # Reads as small as the line-by-line path makes (READ_BYTES): a decompressor that
-            # meets damage loses what that one read decoded, so a 2 MiB read lost up to 2 MiB
-            # more lines before the damage. Costs ~13% on a 1 GiB .gz.
+            # The same reads as the line-by-line path makes (READ_BYTES): a decompressor that
+            # meets damage loses what that one read decoded, so with 2 MiB reads this path lost
+            # up to 2 MiB more lines before the damage than the other. 64 KiB is as fast as 2 MiB.
             piece = stream.read1(READ_BYTES)
             if not piece:
                 break
