@@ -487,8 +487,8 @@ class EpisodeBuilder:
         ]
         joined = join_units(head + tail, notes)
         if self._elided.kills:
-            # Number around the kills not kept, so that a kill keeps its number in a narrower read.
-            boundary = max(e.moment.seq for e in head)
+            # Number around the kills not kept: a kill's number says how many came before it.
+            boundary = max((e.moment.seq for e in head), default=0)
             episodes = _numbered([e for e in joined if e.moment.seq <= boundary])
             episodes += _numbered(
                 [e for e in joined if e.moment.seq > boundary], start=len(episodes) + self._elided.kills + 1
