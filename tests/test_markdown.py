@@ -200,3 +200,13 @@ def test_list_folds_a_crash_loop_into_one_row_with_its_count(tmp_path: Path) -> 
     assert "1-40" in text.stdout and "5039" in text.stdout  # the last kill's pid
     # JSON lists every kill whatever the view.
     assert len(json.loads(run("list", "-k", str(log), "--format", "json").stdout)["episodes"]) == 40
+
+
+def test_missing_parts_are_worded_alike_in_text_and_markdown(tmp_path: Path) -> None:
+    log = tmp_path / "headless.log"
+    log.write_text(
+        "".join(line for line in REAL.read_text().splitlines(True) if "invoked oom-killer" not in line)
+    )
+    words = "the log lacks the `invoked oom-killer` header"
+    assert words in run("why", "oomprobe-hog", "-k", str(log)).stdout
+    assert text(words) in run("why", "oomprobe-hog", "-k", str(log), "--format", "markdown").stdout

@@ -366,6 +366,28 @@ def cotenants_note(episode: Episode) -> str | None:
     return f"other large processes were running beside it: {listed}"
 
 
+# The parts of a report the log lacks (Episode.missing), in words: every format says them alike.
+_MISSING_WORDS = {
+    "header": "the `invoked oom-killer` header",
+    "cpu_line": "the CPU/PID line",
+    "mem_info": "Mem-Info",
+    "tasks": "the tasks table",
+    "summary": "the oom-kill: summary",
+    "kill": "the `Killed process` line",
+    "kernel_report": "the kernel's report (only systemd's records)",
+}
+
+
+def missing_note(episode: Episode) -> str | None:
+    """ "the log lacks ...", with how many reports were rate-limited; None when nothing is missing."""
+    if not episode.missing:
+        return None
+    note = "the log lacks " + ", ".join(_MISSING_WORDS.get(m, m) for m in episode.missing)
+    if episode.suppressed_reports:
+        note += f" ({episode.suppressed_reports} reports were rate-limited: 'callbacks suppressed')"
+    return note
+
+
 @dataclass(frozen=True, slots=True)
 class Explanation:
     """Every explanation of one episode, computed once for all formats."""

@@ -12,6 +12,7 @@ from oomtrace.explain import (
     MemoryPicture,
     explain_episode,
     lost_records_note,
+    missing_note,
     plan_comparison,
     warning_summary,
 )
@@ -417,8 +418,9 @@ def _victim_table(episode: Episode, why: Explanation) -> str:
     machine = " on ".join(x for x in (episode.kernel, episode.hardware) if x)
     if machine:
         rows.append(["kernel", text(machine)])
-    if episode.missing:
-        rows.append(["missing from the log", text(", ".join(episode.missing))])
+    missing = missing_note(episode)
+    if missing:
+        rows.append(["missing", text(missing)])
     for note in episode.trimmed:
         rows.append(["not kept (bounded memory)", text(note)])
     return table(["", ""], rows)

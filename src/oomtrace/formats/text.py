@@ -14,6 +14,7 @@ from oomtrace.explain import (
     cgroup_owner,
     explain_episode,
     lost_records_note,
+    missing_note,
     plan_comparison,
     warning_summary,
 )
@@ -217,7 +218,7 @@ class TextFormat(Format):
         grid.add_row("Also killed", _t(_collateral(story)))
         grid.add_row("First warning", _t(_first_warning(story)))
         if episode.missing:
-            grid.add_row("Missing", _t(_missing(episode), "yellow"))
+            grid.add_row("Missing", _t(missing_note(episode) or "", "yellow"))
         for note in episode.trimmed:
             grid.add_row("Not kept", _t(note, "yellow"))
         return grid
@@ -279,7 +280,7 @@ class TextFormat(Format):
         if machine:
             grid.add_row("Kernel", _t(machine))
         if episode.missing:
-            grid.add_row("Missing", _t(_missing(episode), "yellow"))
+            grid.add_row("Missing", _t(missing_note(episode) or "", "yellow"))
         for note in episode.trimmed:
             grid.add_row("Not kept", _t(note, "yellow"))
         return grid
@@ -356,24 +357,6 @@ def _first_warning(story: Story) -> str:
         return "none in the kernel log before the kill"
     repeat = f", {warning.count} times" if warning.count > 1 else ""
     return f"{warning_summary(warning.kind, warning.key, warning.text)} ({lead_words(story)}{repeat})"
-
-
-_MISSING_WORDS = {
-    "header": "the `invoked oom-killer` header",
-    "cpu_line": "the CPU/PID line",
-    "mem_info": "Mem-Info",
-    "tasks": "the tasks table",
-    "summary": "the oom-kill: summary",
-    "kill": "the `Killed process` line",
-}
-
-
-def _missing(episode: Episode) -> str:
-    words = [_MISSING_WORDS.get(m, m) for m in episode.missing]
-    text = "the log lacks " + ", ".join(words)
-    if episode.suppressed_reports:
-        text += f" ({episode.suppressed_reports} reports were rate-limited: 'callbacks suppressed')"
-    return text
 
 
 def _summary_line(analysis: Analysis) -> str:
