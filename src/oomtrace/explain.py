@@ -366,6 +366,20 @@ def cotenants_note(episode: Episode) -> str | None:
     return f"other large processes were running beside it: {listed}"
 
 
+# What each constraint means, said alike by every format.
+CONSTRAINT_WORDS = {
+    "global": "global OOM: the whole machine ran out of memory",
+    "memcg": "memory cgroup OOM: a cgroup hit its memory limit",
+    "cpuset": "cpuset OOM: the nodes its cpuset allows ran out",
+    "mempolicy": "mempolicy OOM: the NUMA nodes its memory policy allows ran out",
+}
+UNKNOWN_CONSTRAINT = "the log does not say which limit was hit"
+
+
+def constraint_words(constraint: str | None) -> str:
+    return CONSTRAINT_WORDS.get(constraint or "", UNKNOWN_CONSTRAINT)
+
+
 # The parts of a report the log lacks (Episode.missing), in words: every format says them alike.
 _MISSING_WORDS = {
     "header": "the `invoked oom-killer` header",

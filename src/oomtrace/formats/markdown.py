@@ -10,6 +10,7 @@ from oomtrace.episodes import moment_gap
 from oomtrace.explain import (
     Explanation,
     MemoryPicture,
+    constraint_words,
     explain_episode,
     lost_records_note,
     missing_note,
@@ -29,12 +30,6 @@ from oomtrace.verdict import Verdict
 GITHUB_LIMIT = 65_536
 # Room kept for the notes that say what was cut.
 _MARGIN = 600
-_CONSTRAINT_WORDS = {
-    "global": "the whole machine ran out of memory (global OOM)",
-    "memcg": "a memory cgroup hit its limit",
-    "cpuset": "the NUMA nodes its cpuset allows ran out of memory",
-    "mempolicy": "the NUMA nodes its memory policy allows ran out of memory",
-}
 _PUNCTUATION = re.compile(r"([\\`*_\[\]<>#!|~&])")
 # What GitHub turns into a mention, an issue link or math even when escaped: `@name`, `#123`,
 # `GH-5`, `owner/repo#7`, `$x$`. Log text holding one is shown as code instead.
@@ -333,7 +328,7 @@ def _summary(story: Story, why: Explanation) -> str:
     episode = story.episode
     victim = episode.victim
     assert victim is not None
-    constraint = _CONSTRAINT_WORDS.get(episode.constraint or "", "the constraint is not in the log")
+    constraint = constraint_words(episode.constraint)
     sentences = [
         f"**{text(victim.comm)}** (pid {victim.pid}) was killed by the kernel OOM killer at "
         f"{text(clock(episode.moment))}: {text(constraint)}"

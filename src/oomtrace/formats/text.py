@@ -12,6 +12,7 @@ from oomtrace.episodes import moment_gap
 from oomtrace.explain import (
     MemoryPicture,
     cgroup_owner,
+    constraint_words,
     explain_episode,
     lost_records_note,
     missing_note,
@@ -27,13 +28,6 @@ from oomtrace.sources.journal import Boot
 from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
 from oomtrace.units import clock, clock_time, kib, relative
 from oomtrace.verdict import Verdict
-
-_CONSTRAINT_WORDS = {
-    "global": "global OOM: the whole machine ran out of memory",
-    "memcg": "memory cgroup OOM: a cgroup hit its memory limit",
-    "cpuset": "cpuset OOM: the nodes its cpuset allows ran out",
-    "mempolicy": "mempolicy OOM: the NUMA nodes its memory policy allows ran out",
-}
 
 
 def _t(text: object, style: str = "") -> Text:
@@ -178,7 +172,7 @@ class TextFormat(Format):
         headline.append(_t(victim_name(episode), "bold"))
         if episode.killer == "kernel":
             headline.append(" was killed by the kernel OOM killer: ")
-            headline.append(_t(_CONSTRAINT_WORDS.get(episode.constraint or "", "constraint unknown")))
+            headline.append(_t(constraint_words(episode.constraint)))
             if episode.constraint == "memcg" and episode.memcg:
                 owner = cgroup_owner(episode.memcg)
                 headline.append(_t(f" ({episode.memcg}{', ' + owner if owner else ''})"))
