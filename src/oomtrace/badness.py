@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from oomtrace.model import Episode
@@ -54,7 +55,7 @@ def rank(episode: Episode) -> Ranking | None:
     columns = set(episode.task_columns)
     candidates = []
     for row in episode.tasks:
-        candidate = _score(row, columns, page_kb, total)
+        candidate = score_row(row, columns, page_kb, total)
         if candidate is not None:
             candidates.append(candidate)
     if not candidates:
@@ -82,20 +83,28 @@ def rank(episode: Episode) -> Ranking | None:
     )
 
 
-def _int(row: dict[str, int | str] | object, key: str) -> int:
-    value = row.get(key) if isinstance(row, dict) else None
+def _int(row: Mapping[str, int | str], key: str) -> int:
+    value = row.get(key)
     return value if isinstance(value, int) else 0
 
 
-def _score(row: object, columns: set[str], page_kb: int, total: int | None) -> Candidate | None:
-    assert isinstance(row, dict)
+def rss_pages(row: Mapping[str, int | str]) -> int:
+    """A tasks-table row's resident pages: its `rss`, or the sum of the parts newer kernels print."""
+    rss = row.get("rss")
+    if isinstance(rss, int):
+        return rss
+    return sum(_int(row, column) for column in ("rss_anon", "rss_file", "rss_shmem"))
+
+
+def score_row(
+    row: Mapping[str, int | str], columns: set[str], page_kb: int, total: int | None
+) -> Candidate | None:
+    """The row scored as oom_badness() scores it; None for a task the kernel never kills."""
     adj = _int(row, "oom_score_adj")
     pid = _int(row, "pid")
     if adj == _UNKILLABLE_ADJ or pid == 1:
         return None
-    rss = _int(row, "rss")
-    if "rss" not in columns:
-        rss = _int(row, "rss_anon") + _int(row, "rss_file") + _int(row, "rss_shmem")
+    rss = rss_pages(row)
     if "pgtables_bytes" in columns:
         pgtables = _int(row, "pgtables_bytes") // (page_kb * 1024)
     else:

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from oomtrace import events as ev
+from oomtrace.badness import rss_pages, score_row
 from oomtrace.keep import FirstAndLast
 from oomtrace.model import (
     Analysis,
@@ -173,20 +174,15 @@ class _Draft:
         scored = []
         for index, event in enumerate(self.events):
             if isinstance(event, ev.TaskRow):
-                row = split_task_row(event.rest, columns) or {}
-                rss = _int(row.get("rss")) + _int(row.get("rss_anon")) * (0 if "rss" in row else 1)
-                points = rss + _int(row.get("swapents")) + _int(row.get("pgtables_bytes")) // 4096
-                adj = _int(row.get("oom_score_adj"))
-                score = points + (adj * total // 1000 if total else 0)
-                scored.append((index, score, rss))
+                row: dict[str, int | str] = {"pid": event.pid, **(split_task_row(event.rest, columns) or {})}
+                candidate = score_row(row, set(columns), 4, total)
+                # A task the kernel never kills is never the victim, but may still be large.
+                score = candidate.score if candidate is not None else -(1 << 62)
+                scored.append((index, score, rss_pages(row)))
         keep = {i for i, _, _ in sorted(scored, key=lambda x: -x[1])[: MAX_TASK_ROWS // 2]}
         keep |= {i for i, _, _ in sorted(scored, key=lambda x: -x[2])[: MAX_TASK_ROWS // 2]}
         self.events = [e for i, e in enumerate(self.events) if not isinstance(e, ev.TaskRow) or i in keep]
         self.kept_rows = len(keep)
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) else 0
 
 
 @dataclass

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from oomtrace.allocation import call_path, request
-from oomtrace.badness import Ranking, rank
+from oomtrace.badness import Ranking, rank, rss_pages
 from oomtrace.model import Analysis, Episode, Victim
 from oomtrace.serverlines import PlanItem
 from oomtrace.units import clock, kib
@@ -335,10 +335,7 @@ def top_holders(episode: Episode, count: int = 5) -> tuple[Holder, ...]:
     """The largest resident sets in the tasks table at the kill."""
     holders = []
     for row in episode.tasks:
-        rss = row.get("rss")
-        if not isinstance(rss, int):
-            parts = [row.get(c) for c in ("rss_anon", "rss_file", "rss_shmem")]
-            rss = sum(p for p in parts if isinstance(p, int))
+        rss = rss_pages(row)
         adj = row.get("oom_score_adj")
         pid = row.get("pid")
         holders.append(
