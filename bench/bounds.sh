@@ -5,13 +5,7 @@
 #   bash bench/bounds.sh            # makes bench/out/ inputs on first use (about 2 GiB of disk)
 #
 # Flat means: peak RSS does not grow with the number of kills or the length of a line.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-OOMTRACE=${OOMTRACE:-.venv/bin/oomtrace}
-PYTHON=${PYTHON:-.venv/bin/python}
-OUT=bench/out
-mkdir -p "$OUT"
-[ -x /usr/bin/time ] || { echo "bench: needs GNU time: apt-get install time" >&2; exit 2; }
+source "$(dirname "$0")/common.sh"
 
 for kills in 1000 20000 200000; do
     [ -f "$OUT/kills-$kills.log" ] || "$PYTHON" bench/make_log.py "$OUT/kills-$kills.log" --kills "$kills"
@@ -38,7 +32,6 @@ row() {  # name, oomtrace command, baseline command
         'BEGIN{printf "%-40s oomtrace %8.2f s  grep -c %6.2f s  ratio %6.1fx  peak RSS %4d MB\n", n, o, b, (b>0?o/b:0), r}'
 }
 
-GREP="grep -c -E 'invoked oom-killer|Killed process|NVRM'"
 for kills in 1000 20000 200000; do
     log="$OUT/kills-$kills.log"
     row "list, $kills kills" "$OOMTRACE list -k $log" "$GREP $log"

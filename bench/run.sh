@@ -6,13 +6,7 @@
 #
 # Needs GNU time (/usr/bin/time, Debian package "time") and, for the journal case,
 # systemd-journal-remote. Set OOMTRACE to the command to measure (default: .venv/bin/oomtrace).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-OOMTRACE=${OOMTRACE:-.venv/bin/oomtrace}
-PYTHON=${PYTHON:-.venv/bin/python}
-OUT=bench/out
-mkdir -p "$OUT"
-[ -x /usr/bin/time ] || { echo "bench: needs GNU time: apt-get install time" >&2; exit 2; }
+source "$(dirname "$0")/common.sh"
 
 [ -f "$OUT/kern-100m.log" ] || "$PYTHON" bench/make_log.py "$OUT/kern-100m.log" --mib 100
 [ -f "$OUT/kern-1g.log" ] || "$PYTHON" bench/make_log.py "$OUT/kern-1g.log" --mib 1024
@@ -49,7 +43,6 @@ report() {  # name, oomtrace command, baseline name, baseline command
         'BEGIN{printf "%-34s oomtrace %6.3f s  %-28s %6.3f s  ratio %6.2fx  peak RSS %4d MB\n", n, o, bn, b, (b>0?o/b:0), r/1024}'
 }
 
-GREP="grep -c -E 'invoked oom-killer|Killed process|NVRM'"
 for log in "$OUT/kern-100m.log" "$OUT/kern-1g.log" "$OUT/journalctl-1g.log"; do
     name=$(basename "$log" .log)
     report "$name: list vs grep" "$OOMTRACE list -k $log" "grep -c -E (3 patterns)" "$GREP $log"
