@@ -332,28 +332,27 @@ def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
     if not settings.output:
         _draw(sys.stdout, settings, draw)
         return
-    # Written beside the target and renamed over it when complete: a full disk or an error
-    # part-way leaves the old file (or none), never half a report.
-    target = os.path.abspath(settings.output)
+    try:
+        _write_file(settings.output, lambda stream: _draw(stream, settings, draw))
+    except OSError as error:
+        raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
+
+
+def _write_file(path: str, write: Callable[[IO[str]], None]) -> None:
+    """Written beside the target and renamed over it when complete: a full disk or an error
+    part-way leaves the old file (or none), never half a report."""
+    target = os.path.abspath(path)
     if os.path.exists(target) and not os.path.isfile(target):
         # A pipe or a device (`-o /dev/stderr`): written to directly, never replaced.
-        try:
-            with open(target, "w", encoding="utf-8") as stream:
-                _draw(stream, settings, draw)
-        except OSError as error:
-            raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
+        with open(target, "w", encoding="utf-8") as stream:
+            write(stream)
         return
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=".oomtrace-", dir=os.path.dirname(target))
-    except OSError as error:
-        raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
+    fd, temporary = tempfile.mkstemp(prefix=".oomtrace-", dir=os.path.dirname(target))
     try:
         with open(fd, "w", encoding="utf-8") as stream:
-            _draw(stream, settings, draw)
+            write(stream)
         os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, target)
-    except OSError as error:
-        raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)

@@ -350,10 +350,7 @@ class JournalctlSource(_JournalSource):
             command += ["-b", _resolve_boot(self.query, list_boots_journalctl(self.query))]
         elif self.query.boot:
             command += ["-b", self.query.boot]
-        if self.query.since:
-            command += ["--since", f"@{self.query.since.timestamp():.6f}"]
-        if self.query.until:
-            command += ["--until", f"@{self.query.until.timestamp():.6f}"]
+        command += _range_argv(self.query.since, self.query.until)
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
         )
@@ -430,6 +427,12 @@ def _journalctl(query: JournalQuery) -> list[str]:
     for path in query.files:
         command += ["--file", path]
     return command
+
+
+def _range_argv(since: datetime | None, until: datetime | None) -> list[str]:
+    """journalctl's --since/--until for a range, to the microsecond (`@EPOCH`)."""
+    argv = ["--since", f"@{since.timestamp():.6f}"] if since is not None else []
+    return argv + (["--until", f"@{until.timestamp():.6f}"] if until is not None else [])
 
 
 def _matches_argv(host: str | None) -> list[str]:
@@ -574,10 +577,7 @@ def _unit_entries_journalctl(
     command = [*_journalctl(query), "-o", "json", "--no-pager", f"{field}={unit}"]
     if query.host:
         command.append(f"_HOSTNAME={query.host}")
-    if since is not None:
-        command += ["--since", f"@{since.timestamp():.6f}"]
-    if until is not None:
-        command += ["--until", f"@{until.timestamp():.6f}"]
+    command += _range_argv(since, until)
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace"
     )
