@@ -367,7 +367,9 @@ def _umask() -> int:
 def _draw(stream: IO[str], settings: _Settings, draw: Callable[[Format], None]) -> None:
     # COLUMNS=0 would print nothing and COLUMNS=99999999 hundreds of megabytes of padding.
     width = min(max(_Console(file=stream).width, MIN_WIDTH), MAX_WIDTH)
-    target: IO[str] = stream if stream.isatty() else _Unpadded(stream)  # type: ignore[assignment]
+    # JSON is written as json.dumps makes it, never padded: only rich's drawings need unpadding.
+    plain = stream.isatty() or settings.format == "json"
+    target: IO[str] = stream if plain else _Unpadded(stream)  # type: ignore[assignment]
     console = _Console(file=target, highlight=False, width=width)
     draw(FORMATS[settings.format](console))
     target.flush()
