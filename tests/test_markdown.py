@@ -49,7 +49,7 @@ def test_seed000_report_structure() -> None:
     tree = render(markdown)
     headings = [" ".join("".join(h.itertext()).split()) for h in nodes(tree, "heading")]
     assert headings[0] == "OOM kill: llama-server (pid 1966928)"
-    assert {"Timeline", "Victim", "Memory at the kill", "Largest processes at the kill"} <= set(headings)
+    assert {"Timeline", "Facts", "Memory at the kill", "Largest processes at the kill"} <= set(headings)
     tables = nodes(tree, "table")
     timeline = tables[0]
     assert len(nodes(timeline, "table_row")) == 4  # warning, invoked, kill, reaped
@@ -99,7 +99,7 @@ def test_log_text_cannot_break_out_of_its_place(tmp_path: Path, name: str) -> No
     # In prose and tables the name is text, never markup or a link.
     assert not nodes(tree, "emph") and not nodes(tree, "link")
     strong = ["".join(n.itertext()).strip() for n in nodes(tree, "strong")]
-    assert strong == ["Verdict (cgroup-oom):", name]
+    assert strong == ["Verdict (cgroup-oom):", f"{name} (pid 2110)"]
     assert all(
         len(nodes(t, "table_header")[0]) == len(nodes(t, "table_row")[0])
         for t in nodes(tree, "table")

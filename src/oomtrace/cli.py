@@ -52,6 +52,7 @@ from oomtrace.sources.journal import (
 from oomtrace.sources.serverlog import read_server_log, summarize
 from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.story import find_deaths, report, tell, with_server_warnings
+from oomtrace.storyview import report_view, why_view
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
 from oomtrace.units import clock
@@ -501,7 +502,8 @@ def why_command(
     if verdict.cause == "unknown" and not verdict.involvement:
         _render(settings, lambda fmt: fmt.not_found(analysis, name, verdict))
         raise NotFoundError(_not_found_message(analysis, name, verdict))
-    _render(settings, lambda fmt: fmt.why(analysis, stories, verdict))
+    view = why_view(analysis, stories, verdict)
+    _render(settings, lambda fmt: fmt.why(analysis, view))
 
 
 @cli.command(
@@ -521,7 +523,8 @@ def report_command(**options: Any) -> None:
     redactor = _redactor(settings, analysis)
     document = redactor.apply(report(analysis, settings.since, settings.until, untimed))
     analysis = redactor.apply(analysis)
-    _render(settings, lambda fmt: fmt.report(analysis, document))
+    view = report_view(analysis, document)
+    _render(settings, lambda fmt: fmt.report(analysis, view))
 
 
 def _list_boots(settings: _Settings) -> None:

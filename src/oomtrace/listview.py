@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomtrace.model import Analysis, Episode
+from oomtrace.storyview import footer, nothing_found
 from oomtrace.units import kib
 
 # Every column, in order: (name, alignment); list_view leaves out those that would say nothing.
@@ -39,10 +40,15 @@ class ListRow:
 
 @dataclass(frozen=True, slots=True)
 class ListView:
+    title: str
+    """"OOM kills in /var/log/kern.log"."""
     columns: tuple[tuple[str, str], ...]
     rows: tuple[ListRow, ...]
     note: str | None
     """What the grouping did, when it did something."""
+    empty: str
+    """What to say when there are no rows."""
+    footer: str
 
 
 def list_view(analysis: Analysis, every: bool = False) -> ListView:
@@ -72,7 +78,8 @@ def list_view(analysis: Analysis, every: bool = False) -> ListView:
             "row(s) with their count (the first kill's time, the last one's numbers); "
             "`oomtrace list --all` lists each"
         )
-    return ListView(columns, rows, note)
+    title = f"OOM kills in {analysis.source_names or 'no input'}"
+    return ListView(title, columns, rows, note, nothing_found(analysis), footer(analysis))
 
 
 def _repeats(previous: Episode, episode: Episode) -> bool:

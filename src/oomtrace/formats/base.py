@@ -9,12 +9,12 @@ from rich.console import Console
 from oomtrace.listview import ListView
 from oomtrace.model import Analysis
 from oomtrace.sources.journal import Boot
-from oomtrace.story import Report, Story
+from oomtrace.storyview import ReportView, WhyView
 from oomtrace.verdict import Verdict
 
 
 class Format(ABC):
-    """Renders an analysis (`list`) or stories (`why`) onto a console it is given."""
+    """Renders a view (`list`, `why`, `report`) onto a console it is given: it words nothing itself."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -24,11 +24,11 @@ class Format(ABC):
         """`list`: the kills, as the view words them (tables) or each episode (JSON)."""
 
     @abstractmethod
-    def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
+    def why(self, analysis: Analysis, view: WhyView) -> None:
         """`why`: the verdict, and the story of each death (none when the target was not killed)."""
 
     @abstractmethod
-    def report(self, analysis: Analysis, report: Report) -> None:
+    def report(self, analysis: Analysis, view: ReportView) -> None:
         """`oomtrace report`: every incident in a range with counts per victim and cause."""
 
     @abstractmethod

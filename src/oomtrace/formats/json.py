@@ -14,7 +14,8 @@ from oomtrace.listview import ListView
 from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import restart_count
 from oomtrace.sources.journal import Boot
-from oomtrace.story import Report, Story, TimelineEntry
+from oomtrace.story import Story, TimelineEntry
+from oomtrace.storyview import ReportView, WhyView
 from oomtrace.units import iso_time
 from oomtrace.verdict import Verdict
 
@@ -34,7 +35,8 @@ class JsonFormat(Format):
             }
         )
 
-    def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
+    def why(self, analysis: Analysis, view: WhyView) -> None:
+        stories, verdict = view.stories_data, view.verdict_data
         document: dict[str, Any] = {"schema": SCHEMA, **_empty_story(verdict.query)}
         if stories:
             document.update(story_json(stories[-1]))
@@ -44,7 +46,8 @@ class JsonFormat(Format):
             document["all"] = (story_json(s) for s in stories)
         self._emit(document)
 
-    def report(self, analysis: Analysis, report: Report) -> None:
+    def report(self, analysis: Analysis, view: ReportView) -> None:
+        report = view.report_data
         self._emit(
             {
                 "schema": SCHEMA,

@@ -8,25 +8,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from oomtrace.episodes import moment_gap
-from oomtrace.explain import (
-    MemoryPicture,
-    cgroup_owner,
-    constraint_words,
-    explain_episode,
-    lost_records_note,
-    missing_note,
-    plan_comparison,
-    warning_summary,
-)
 from oomtrace.formats.base import Format
 from oomtrace.listview import ListView
-from oomtrace.model import Analysis, Episode
+from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
-from oomtrace.services import restart_count
 from oomtrace.sources.journal import Boot
-from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
-from oomtrace.units import clock, clock_time, kib, relative
+from oomtrace.storyview import Fact, Grid, MemoryView, ReportView, ServerLogView, StoryView, WhyView
+from oomtrace.units import clock_time
 from oomtrace.verdict import Verdict
 
 
@@ -36,6 +24,7 @@ def _t(text: object, style: str = "") -> Text:
 
 
 _TIMELINE_STYLES = {"kill": "bold red", "collateral": "red", "warning": "yellow", "server-warning": "yellow"}
+_TONES = {"": "", "absent": "dim", "caveat": "yellow"}
 
 
 class TextFormat(Format):
@@ -70,14 +59,10 @@ class TextFormat(Format):
             styled = [_t(cell) for cell in cells]
             styled[victim_at] = _t(cells[victim_at], "bold" if row.has_victim else "dim")
             table.add_row(*styled)
-        if view.rows:
-            self.console.print(table)
-        else:
-            ranged = analysis.range_note()
-            self.console.print(_t(f"No OOM kills in the {ranged}." if ranged else "No OOM kills found."))
+        self.console.print(table if view.rows else _t(view.empty))
         if view.note:
             self.console.print(_t(view.note + "."), style="dim")
-        self.console.print(_t(_summary_line(analysis)), style="dim")
+        self.console.print(_t(view.footer), style="dim")
 
     def _list_lines(
         self, analysis: Analysis, view: ListView, rows: list[list[str]], names: list[str]
@@ -91,7 +76,7 @@ class TextFormat(Format):
                     self.console.print(_t(f"    {name} {cell}"), overflow="fold")
         if view.note:
             self.console.print(_t(view.note + "."), style="dim")
-        self.console.print(_t(_summary_line(analysis)), style="dim")
+        self.console.print(_t(view.footer), style="dim")
 
     def boots(self, boots: list[Boot]) -> None:
         for boot in boots:
@@ -99,229 +84,97 @@ class TextFormat(Format):
             last = clock_time(boot.last) if boot.last else "?"
             self.console.print(_t(f"{boot.index:>4}  {boot.boot_id}  {first} \u2014 {last}"), no_wrap=True)
 
-    def why(self, analysis: Analysis, stories: list[Story], verdict: Verdict) -> None:
-        if stories:
-            for index, story in enumerate(stories):
+    def why(self, analysis: Analysis, view: WhyView) -> None:
+        if view.stories:
+            for index, story in enumerate(view.stories):
                 if index:
                     self.console.print()
-                self._story(story, verdict if index == len(stories) - 1 else None)
+                self._story(story)
         else:
-            self._verdict_only(verdict)
-        self.console.print(_t(_summary_line(analysis)), style="dim")
+            self.console.print(
+                Panel(_t(view.verdict), title=_t(f"oomtrace why {view.query}"), title_align="left")
+            )
+            if view.server_log is not None:
+                self._server_log(view.server_log)
+            if view.involved is not None:
+                self.console.print()
+                self.console.print(Text("The OOM kill it took part in", style="bold"))
+                self._story(view.involved)
+        self.console.print(_t(view.footer), style="dim")
 
-    def _verdict_only(self, verdict: Verdict) -> None:
-        self.console.print(
-            Panel(_t(verdict.headline), title=_t(f"oomtrace why {verdict.query}"), title_align="left")
-        )
-        self._server_log(verdict, None)
-        if verdict.involved_story is not None:
-            self.console.print()
-            self.console.print(Text("The OOM kill it took part in", style="bold"))
-            self._story(verdict.involved_story, None)
-
-    def _server_log(self, verdict: Verdict, story: Story | None) -> None:
-        reading = verdict.server_log
-        if reading is None:
-            return
-        facts = reading.facts
-        grid = _grid()
-        grid.add_row("File", _t(f"{facts.path} ({facts.lines} lines)"))
-        when = clock_time(facts.last_time) if facts.last_time else "unknown"
-        origin = {
-            "mtime": " (the file's modification time: it prints no stamps)",
-            "given": " (--server-log-end)",
-        }.get(facts.last_time_from or "", "")
-        grid.add_row("Last line", _t(f"{when}{origin}: {facts.last_line or ''}"))
-        grid.add_row("Ending", _t(reading.note))
-        comparison = plan_comparison(facts.plan, verdict.episode, story.memory if story else None)
-        if comparison:
-            grid.add_row("Its plan", _t(comparison))
+    def _server_log(self, log: ServerLogView) -> None:
+        grid = _facts(log.facts)
+        grid.add_row("Its last line", _t(log.last_line))
         self.console.print(Group(Text(), Text("The server's own log", style="bold"), grid))
 
-    def report(self, analysis: Analysis, report: Report) -> None:
-        since = clock_time(report.since) if report.since else "the start"
-        until = clock_time(report.until) if report.until else "the end"
-        kills = sum(n for _, n in report.by_victim)
-        self.console.print(
-            Panel(
-                _t(f"{len(report.stories)} incident(s), {kills} kill(s), from {since} to {until}"),
-                title="oomtrace report",
-                title_align="left",
-            )
-        )
+    def report(self, analysis: Analysis, view: ReportView) -> None:
+        self.console.print(Panel(_t(view.heading), title="oomtrace report", title_align="left"))
         counts = _grid()
-        counts.add_row("By victim", _t(", ".join(f"{name} ×{n}" for name, n in report.by_victim) or "none"))
-        counts.add_row("By cause", _t(", ".join(f"{name} ×{n}" for name, n in report.by_cause) or "none"))
-        if report.untimed:
+        for label, grid in (("By victim", view.by_victim), ("By cause", view.by_cause)):
             counts.add_row(
-                "Left out", _t(f"{report.untimed} episode(s) with no wall-clock time (give --boot-time)")
+                label, _t(", ".join(f"{row[0]} ×{row[1]}" for row in grid.rows) if grid else "none")
             )
+        for note in view.notes:
+            counts.add_row("Left out", _t(note))
         self.console.print(counts)
-        for story in report.stories:
+        for story in view.stories:
             self.console.print()
             self._story(story)
-        self.console.print(_t(_summary_line(analysis)), style="dim")
+        self.console.print(_t(view.footer), style="dim")
 
     def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         # The one-line error on stderr says it all; stdout stays empty for scripts.
         return None
 
-    def _story(self, story: Story, verdict: Verdict | None = None) -> None:
-        episode = story.episode
+    def _story(self, story: StoryView) -> None:
         headline = Text()
-        headline.append(_t(victim_name(episode), "bold"))
-        if episode.killer == "kernel":
-            headline.append(" was killed by the kernel OOM killer: ")
-            headline.append(_t(constraint_words(episode.constraint)))
-            if episode.constraint == "memcg" and episode.memcg:
-                owner = cgroup_owner(episode.memcg)
-                headline.append(_t(f" ({episode.memcg}{', ' + owner if owner else ''})"))
-        else:
-            headline.append(_t(f" was killed by {killed_by(episode)}"))
-        if verdict is not None and verdict.server_log is not None:
-            headline.append(_t(f"; {verdict.server_log.note}"))
-        self.console.print(Panel(headline, title=_t(f"oomtrace why {story.query}"), title_align="left"))
-        self.console.print(
-            self._facts(story)
-            if episode.victim is not None and episode.killer == "kernel"
-            else self._other_facts(story)
-        )
-        if verdict is not None:
-            self._server_log(verdict, story)
+        headline.append(_t(story.who, "bold"))
+        headline.append(_t(story.what + (f"; {story.ending}" if story.ending else "")))
+        self.console.print(Panel(headline, title=_t(story.title), title_align="left"))
+        self.console.print(_facts(story.facts))
+        if story.server_log is not None:
+            self._server_log(story.server_log)
         if story.memory is not None:
             self.console.print(self._memory(story.memory))
-        if story.timeline:
-            self.console.print(self._timeline(story))
+        if story.holders is not None:
+            self.console.print(_section("Largest processes at the kill", story.holders))
+        if story.timeline.rows:
+            self.console.print(self._timeline(story.timeline))
 
-    def _other_facts(self, story: Story) -> Table:
-        """A kill with no kernel report: systemd's unit records or a userspace killer's line."""
-        episode = story.episode
-        grid = _grid()
-        grid.add_row("When", _t(clock(episode.moment)))
-        grid.add_row("Killer", _t(episode.killer))
-        if episode.killer_reason:
-            grid.add_row("Its reason", _t(episode.killer_reason))
-        victim = episode.victim
-        if victim is not None:
-            sizes = f", rss {kib(victim.rss_kb)}" if victim.rss_kb is not None else ""
-            adj = f", oom_score_adj {victim.oom_score_adj}" if victim.oom_score_adj is not None else ""
-            grid.add_row("Victim", _t(f"{victim.comm} (pid {victim.pid}){sizes}{adj}"))
-        if episode.unit:
-            grid.add_row("Unit", _t(episode.unit))
-        self._unit_rows(grid, episode)
-        grid.add_row("Also killed", _t(_collateral(story)))
-        grid.add_row("First warning", _t(_first_warning(story)))
-        if episode.missing:
-            grid.add_row("Missing", _t(missing_note(episode) or "", "yellow"))
-        for note in episode.trimmed:
-            grid.add_row("Not kept", _t(note, "yellow"))
-        return grid
-
-    def _unit_rows(self, grid: Table, episode: Episode) -> None:
-        for note in episode.unit_notes:
-            grid.add_row("systemd", _t(note.text))
-        restarts = restart_count(episode)
-        if restarts is not None and restarts > 1:
-            grid.add_row("Crash loop", _t(f"systemd restarted it {restarts} times"))
-
-    def _facts(self, story: Story) -> Table:
-        episode = story.episode
-        victim = episode.victim
-        assert victim is not None
-        why = explain_episode(episode)
-        grid = _grid()
-        grid.add_row("When", _t(clock(episode.moment)))
-        trigger = episode.trigger
-        if trigger is not None:
-            pid = f" (pid {trigger.pid})" if trigger.pid is not None else ""
-            grid.add_row("Invoked by", _t(f"{trigger.comm}{pid}, asking for {why.request}"))
-            if why.call_path:
-                grid.add_row("Allocating in", _t(why.call_path))
-        else:
-            grid.add_row("Invoked by", _t("not in the log (the report header is missing)", "dim"))
-        if episode.task_memcg:
-            # The owner says it in fewer lines; the JSON and Markdown keep the whole path.
-            grid.add_row("Its cgroup", _t(why.task_memcg_owner or episode.task_memcg))
-        sizes = [
-            f"anon-rss {kib(victim.anon_rss_kb)}",
-            f"file-rss {kib(victim.file_rss_kb)}" if victim.file_rss_kb is not None else None,
-            f"shmem-rss {kib(victim.shmem_rss_kb)}" if victim.shmem_rss_kb is not None else None,
-            f"total-vm {kib(victim.total_vm_kb)}" if victim.total_vm_kb is not None else None,
-        ]
-        if victim.anon_rss_kb is None and victim.total_vm_kb is None:
-            grid.add_row("Victim", _t("its sizes are not in the log (no kill line)", "dim"))
-        else:
-            grid.add_row("Victim", _t(", ".join(s for s in sizes if s)))
-        if victim.comm_from or victim.pid_from:
-            grid.add_row("Named by", _t(victim.comm_from or victim.pid_from or ""))
-        if victim.oom_score_adj is not None:
-            text = f"{victim.oom_score_adj} (from the {victim.oom_score_adj_from})"
-            grid.add_row("oom_score_adj", _t(f"{text}: {why.adj_origin}" if why.adj_origin else text))
-        if why.reason:
-            grid.add_row("Why it", _t(why.reason))
-        if why.outside_rss:
-            grid.add_row("Outside RSS", _t(why.outside_rss))
-        if why.holders:
-            grid.add_row("Largest", _t(", ".join(f"{h.name} {kib(h.rss_kb)}" for h in why.holders[:4])))
-        if why.cotenants:
-            grid.add_row("Beside it", _t(why.cotenants))
-        self._unit_rows(grid, episode)
-        grid.add_row("Also killed", _t(_collateral(story)))
-        grid.add_row("First warning", _t(_first_warning(story)))
-        if why.driver_frames:
-            grid.add_row("Driver frames", _t(", ".join(why.driver_frames)))
-        machine = " on ".join(x for x in (episode.kernel, episode.hardware) if x)
-        if machine:
-            grid.add_row("Kernel", _t(machine))
-        if episode.missing:
-            grid.add_row("Missing", _t(missing_note(episode) or "", "yellow"))
-        for note in episode.trimmed:
-            grid.add_row("Not kept", _t(note, "yellow"))
-        return grid
-
-    def _memory(self, memory: MemoryPicture) -> Group:
-        parts = []
-        if memory.memcg_usage_kb is not None:
-            parts.append(f"cgroup usage {kib(memory.memcg_usage_kb)} of {kib(memory.memcg_limit_kb)}")
-        for label, value in (
-            ("RAM", memory.ram_kb),
-            ("free", memory.free_kb),
-            ("anon", memory.anon_kb),
-            ("page cache", memory.file_kb),
-            ("slab", memory.slab_kb),
-            ("page tables", memory.pagetables_kb),
-            ("in no LRU/slab", memory.unaccounted_kb),
-        ):
-            if value is not None:
-                parts.append(f"{label} {kib(value)}")
-        if memory.swap_total_kb:
-            used = memory.swap_total_kb - (memory.swap_free_kb or 0)
-            parts.append(f"swap {kib(used)} used of {kib(memory.swap_total_kb)}")
-        elif memory.swap_total_kb == 0:
-            parts.append("no swap")
+    def _memory(self, memory: MemoryView) -> Group:
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True)
         grid.add_column()
-        grid.add_row(" ", _t(" · ".join(parts)))
+        grid.add_row(" ", _t(" · ".join(f"{label} {amount}" for label, amount in memory.figures)))
         for note in memory.notes:
             grid.add_row(" •", _t(note))
         return Group(Text(), Text("Memory at the kill", style="bold"), grid)
 
-    def _timeline(self, story: Story) -> Group:
+    def _timeline(self, timeline: Grid) -> Group:
         table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
         table.add_column(no_wrap=True, justify="right")
         table.add_column(no_wrap=True)
         table.add_column()
-        for entry in story.timeline:
-            style = {
-                "kill": "bold red",
-                "collateral": "red",
-                "warning": "yellow",
-                "server-warning": "yellow",
-            }.get(entry.kind, "")
-            when = entry.moment.time.strftime("%H:%M:%S") if entry.moment.time else clock(entry.moment)
-            table.add_row(_t(relative(entry.offset_s)), _t(when), _t(entry.short, style))
+        for offset, when, kind, event in timeline.rows:
+            table.add_row(_t(offset), _t(when), _t(event, _TIMELINE_STYLES.get(kind, "")))
         return Group(Text(), Text("Timeline", style="bold"), table)
+
+
+def _facts(facts: tuple[Fact, ...]) -> Table:
+    grid = _grid()
+    for fact in facts:
+        grid.add_row(fact.label, _t(fact.brief or fact.value, _TONES[fact.tone]))
+    return grid
+
+
+def _section(title: str, grid: Grid) -> Group:
+    """A small table under a bold title, numbers right-aligned as the view says."""
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
+    for name, align in zip(grid.header, grid.align, strict=True):
+        table.add_column(name, justify="right" if align == "r" else "left", no_wrap=align == "r")
+    for row in grid.rows:
+        table.add_row(*(_t(cell) for cell in row))
+    return Group(Text(), Text(title, style="bold"), table)
 
 
 def _grid() -> Table:
@@ -330,49 +183,6 @@ def _grid() -> Table:
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
     return grid
-
-
-def _collateral(story: Story) -> str:
-    if not story.collateral:
-        return "no other process in this incident"
-    parts = []
-    for other in story.collateral:
-        gap = moment_gap(story.episode.moment, other.moment)
-        if other.victim is not None:
-            parts.append(f"{other.victim.comm} (pid {other.victim.pid}, {relative(gap)})")
-        else:
-            parts.append(f"{victim_name(other)} ({relative(gap)})")
-    return ", ".join(parts) or "no other process in this incident"
-
-
-def _first_warning(story: Story) -> str:
-    warning = story.earliest_warning
-    if warning is None:
-        return "none in the kernel log before the kill"
-    repeat = f", {warning.count} times" if warning.count > 1 else ""
-    return f"{warning_summary(warning.kind, warning.key, warning.text)} ({lead_words(story)}{repeat})"
-
-
-def _summary_line(analysis: Analysis) -> str:
-    names = analysis.source_names or "no input"
-    first, last = analysis.span()
-    span = f" from {clock(first)} to {clock(last)}" if first and last else ""
-    records = sum(s.records for s in analysis.sources)
-    counts = (
-        f"{len(analysis.episodes):,} OOM episode(s) in {len(analysis.incidents):,} incident(s), "
-        f"{len(analysis.warnings):,} warning run(s)"
-    )
-    unparsed = (
-        f"; {analysis.unparsed_count:,} OOM-looking line(s) not understood" if analysis.unparsed_count else ""
-    )
-    unit = "entries" if analysis.sources and all(s.kind == "journal" for s in analysis.sources) else "lines"
-    problems = "".join(f" {s.name}: {s.problem}." for s in analysis.sources if s.problem)
-    lost = lost_records_note(analysis)
-    lost_text = f" Incomplete: {lost}." if lost else ""
-    ranged = analysis.range_note()
-    range_text = f" Only the {ranged}." if ranged else ""
-    notes = problems + lost_text + range_text + (f" {analysis.elided.note()}." if analysis.elided else "")
-    return f"Read {names}: {records:,} {unit}{span}. {counts}{unparsed}.{notes}"
 
 
 # Columns of names, which may wrap; every other column holds a number or a time.

@@ -1,0 +1,452 @@
+"""`why` and `report` worded once: every phrase and row a format draws, computed here.
+
+A format lays these out (a rich grid, a Markdown table, a size limit) and escapes them for its
+medium; it never words a fact itself, so the terminal and a pasted report cannot say the same
+thing two ways. JSON renders the model beneath (`WhyView.stories_data`, `.verdict_data`): it is data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oomtrace.episodes import moment_gap
+from oomtrace.explain import (
+    Explanation,
+    MemoryPicture,
+    constraint_words,
+    explain_episode,
+    lost_records_note,
+    missing_note,
+    plan_comparison,
+    warning_summary,
+)
+from oomtrace.model import Analysis, Episode
+from oomtrace.services import restart_count
+from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
+from oomtrace.units import clock, clock_time, kib, relative
+from oomtrace.verdict import Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One labelled fact of a story: "Invoked by", "dashboard-servi (pid 4242), asking for 4 KiB"."""
+
+    key: str
+    """Stable name a format may lay out apart (the collateral has its own table in Markdown)."""
+    label: str
+    value: str
+    tone: str = ""
+    """"" a plain fact, "absent" what the log does not say, "caveat" something missing or cut."""
+    brief: str | None = None
+    """The same fact in fewer words, for the terminal (a cgroup's owner without its long path)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """A small table: its header, per-column alignment ("l"/"r") and worded cells."""
+
+    header: tuple[str, ...]
+    align: str
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryView:
+    figures: tuple[tuple[str, str], ...]
+    """(label, amount), in the order a reader wants them: the cgroup, then the machine."""
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLogView:
+    facts: tuple[Fact, ...]
+    last_line: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoryView:
+    title: str
+    """The command it answers: "oomtrace why llama-server"."""
+    heading: str
+    """"OOM kill: llama-server (pid 1966928)"."""
+    who: str
+    what: str
+    """The headline is `who` (drawn bold) followed by `what`."""
+    ending: str | None
+    """How the server's own log ended, for a headline that has no server-log section above it."""
+    sentences: tuple[str, ...]
+    """The story in a few sentences, after the headline (the Markdown summary)."""
+    facts: tuple[Fact, ...]
+    memory: MemoryView | None
+    timeline: Grid
+    collateral: Grid | None
+    holders: Grid | None
+    server_log: ServerLogView | None
+    raw_lines: tuple[str, ...]
+    lines: tuple[int, int]
+    """The log's line range of this episode, where the raw lines can be read in full."""
+
+
+@dataclass(frozen=True, slots=True)
+class WhyView:
+    query: str
+    cause: str
+    verdict: str
+    """The verdict in one sentence."""
+    stories: tuple[StoryView, ...]
+    """Each death of the target, oldest first; the last carries the server log's reading."""
+    involved: StoryView | None
+    """When the target was not killed but took part in a kill (it invoked the killer)."""
+    server_log: ServerLogView | None
+    every: str
+    """The command that prints every story, for a format that has to leave some out."""
+    footer: str
+    stories_data: tuple[Story, ...]
+    """The model the words came from, for a format that renders data (JSON)."""
+    verdict_data: Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class ReportView:
+    heading: str
+    """"2 incident(s), 3 kill(s), from 2026-05-10 14:02:11 to the end"."""
+    by_victim: Grid | None
+    by_cause: Grid | None
+    notes: tuple[str, ...]
+    stories: tuple[StoryView, ...]
+    every: str
+    footer: str
+    report_data: Report
+
+
+def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyView:
+    server_log = _server_log(verdict, stories[-1] if stories else None)
+    views = []
+    for index, story in enumerate(stories):
+        last = index == len(stories) - 1
+        reading = verdict.server_log if last else None
+        views.append(story_view(story, reading.note if reading else None, server_log if last else None))
+    involved = story_view(verdict.involved_story) if verdict.involved_story else None
+    return WhyView(
+        query=verdict.query,
+        cause=verdict.cause,
+        verdict=verdict.headline,
+        stories=tuple(views),
+        involved=involved,
+        server_log=server_log,
+        every=f"oomtrace why {verdict.query} --all --format json",
+        footer=footer(analysis),
+        stories_data=tuple(stories),
+        verdict_data=verdict,
+    )
+
+
+def report_view(analysis: Analysis, report: Report) -> ReportView:
+    since = clock_time(report.since) if report.since else "the start"
+    until = clock_time(report.until) if report.until else "the end"
+    kills = sum(n for _, n in report.by_victim)
+    notes = (
+        (f"{report.untimed} episode(s) had no wall-clock time and were left out; give --boot-time",)
+        if report.untimed
+        else ()
+    )
+    return ReportView(
+        heading=f"{len(report.stories)} incident(s), {kills} kill(s), from {since} to {until}",
+        by_victim=_counts("victim", report.by_victim),
+        by_cause=_counts("cause", report.by_cause),
+        notes=notes,
+        stories=tuple(story_view(s) for s in report.stories),
+        every="oomtrace report --format json",
+        footer=footer(analysis),
+        report_data=report,
+    )
+
+
+def _counts(name: str, counts: tuple[tuple[str, int], ...]) -> Grid | None:
+    if not counts:
+        return None
+    return Grid((name, "kills"), "lr", tuple((label, f"{n:,}") for label, n in counts))
+
+
+def story_view(story: Story, ending: str | None = None, server_log: ServerLogView | None = None) -> StoryView:
+    """One death worded; `ending` is the server log's reading, said in the headline."""
+    episode = story.episode
+    kernel = episode.victim is not None and episode.killer == "kernel"
+    why = explain_episode(episode)
+    return StoryView(
+        title=f"oomtrace why {story.query}",
+        heading=f"OOM kill: {victim_name(episode)}",
+        who=victim_name(episode),
+        what=_what(episode, why),
+        ending=ending,
+        sentences=_sentences(story, why) if kernel else (),
+        facts=_kernel_facts(story, why) if kernel else _other_facts(story),
+        memory=_memory(story.memory),
+        timeline=_timeline(story),
+        collateral=_collateral(story),
+        holders=_holders(why),
+        server_log=server_log,
+        raw_lines=episode.raw_lines,
+        lines=episode.lines,
+    )
+
+
+def _what(episode: Episode, why: Explanation) -> str:
+    if episode.killer != "kernel" or episode.victim is None:
+        return f" was killed by {killed_by(episode)}"
+    what = f" was killed by the kernel OOM killer: {constraint_words(episode.constraint)}"
+    if episode.constraint == "memcg" and episode.memcg:
+        what += f" ({episode.memcg}{', ' + why.memcg_owner if why.memcg_owner else ''})"
+    return what
+
+
+def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
+    episode = story.episode
+    victim = episode.victim
+    assert victim is not None
+    said = [f"It happened at {clock(episode.moment)}."]
+    if episode.trigger is not None:
+        said.append(f"{episode.trigger.comm} invoked the killer, asking for {why.request}.")
+    held = f"It held {kib(victim.anon_rss_kb)} anon-rss"
+    if victim.total_vm_kb is not None:
+        held += f" of {kib(victim.total_vm_kb)} total-vm"
+    if victim.oom_score_adj is not None:
+        held += f", oom_score_adj {victim.oom_score_adj}"
+    said.append(held + ".")
+    if why.reason:
+        said.append(why.reason[0].upper() + why.reason[1:] + ".")
+    if why.adj_origin:
+        said.append(why.adj_origin[0].upper() + why.adj_origin[1:] + ".")
+    warning = story.earliest_warning
+    if warning is not None:
+        summary = warning_summary(warning.kind, warning.key, warning.text)
+        said.append(f"The first warning, {summary}, came {lead_words(story)}.")
+    else:
+        said.append("Nothing in the kernel log warned before the kill.")
+    others = len(story.collateral)
+    said.append(
+        f"{others} other process{'es were' if others != 1 else ' was'} killed in the same incident."
+        if others
+        else "No other process was killed in the same incident."
+    )
+    return tuple(said)
+
+
+def _kernel_facts(story: Story, why: Explanation) -> tuple[Fact, ...]:
+    episode = story.episode
+    victim = episode.victim
+    assert victim is not None
+    facts = [Fact("when", "When", clock(episode.moment))]
+    trigger = episode.trigger
+    if trigger is not None:
+        pid = f" (pid {trigger.pid})" if trigger.pid is not None else ""
+        facts.append(Fact("invoked-by", "Invoked by", f"{trigger.comm}{pid}, asking for {why.request}"))
+        if why.call_path:
+            facts.append(Fact("call-path", "Allocating in", why.call_path))
+    else:
+        facts.append(
+            Fact("invoked-by", "Invoked by", "not in the log (the report header is missing)", "absent")
+        )
+    if episode.task_memcg:
+        owner = f" ({why.task_memcg_owner})" if why.task_memcg_owner else ""
+        facts.append(Fact("cgroup", "Its cgroup", episode.task_memcg + owner, brief=why.task_memcg_owner))
+    uid = f", uid {victim.uid}" if victim.uid is not None else ""
+    process = f"{victim.comm} (pid {victim.pid}{uid})"
+    if victim.anon_rss_kb is None and victim.total_vm_kb is None:
+        facts.append(
+            Fact("victim", "Victim", f"{process}: its sizes are not in the log (no kill line)", "absent")
+        )
+    else:
+        sizes = [
+            f"anon-rss {kib(victim.anon_rss_kb)}",
+            f"file-rss {kib(victim.file_rss_kb)}" if victim.file_rss_kb is not None else None,
+            f"shmem-rss {kib(victim.shmem_rss_kb)}" if victim.shmem_rss_kb is not None else None,
+            f"total-vm {kib(victim.total_vm_kb)}" if victim.total_vm_kb is not None else None,
+        ]
+        facts.append(Fact("victim", "Victim", f"{process}: " + ", ".join(s for s in sizes if s)))
+    if victim.comm_from or victim.pid_from:
+        facts.append(Fact("named-by", "Named by", victim.comm_from or victim.pid_from or ""))
+    if victim.oom_score_adj is not None:
+        adj = f"{victim.oom_score_adj} (from the {victim.oom_score_adj_from})"
+        facts.append(Fact("adj", "oom_score_adj", f"{adj}: {why.adj_origin}" if why.adj_origin else adj))
+    if why.reason:
+        facts.append(Fact("reason", "Why it", why.reason))
+    if why.outside_rss:
+        facts.append(Fact("outside-rss", "Outside RSS", why.outside_rss))
+    if why.cotenants:
+        facts.append(Fact("cotenants", "Beside it", why.cotenants))
+    facts += _unit_facts(episode)
+    facts.append(Fact("collateral", "Also killed", _collateral_words(story)))
+    facts.append(Fact("first-warning", "First warning", _first_warning(story)))
+    if why.driver_frames:
+        facts.append(Fact("driver-frames", "Driver frames", ", ".join(why.driver_frames)))
+    machine = " on ".join(x for x in (episode.kernel, episode.hardware) if x)
+    if machine:
+        facts.append(Fact("kernel", "Kernel", machine))
+    return tuple(facts + _caveats(episode))
+
+
+def _other_facts(story: Story) -> tuple[Fact, ...]:
+    """A kill with no kernel report: systemd's unit records or a userspace killer's line."""
+    episode = story.episode
+    facts = [Fact("when", "When", clock(episode.moment)), Fact("killer", "Killer", episode.killer)]
+    if episode.killer_reason:
+        facts.append(Fact("killer-reason", "Its reason", episode.killer_reason))
+    victim = episode.victim
+    if victim is not None:
+        sizes = f", rss {kib(victim.rss_kb)}" if victim.rss_kb is not None else ""
+        adj = f", oom_score_adj {victim.oom_score_adj}" if victim.oom_score_adj is not None else ""
+        facts.append(Fact("victim", "Victim", f"{victim.comm} (pid {victim.pid}){sizes}{adj}"))
+    if episode.unit:
+        facts.append(Fact("unit", "Unit", episode.unit))
+    facts += _unit_facts(episode)
+    facts.append(Fact("collateral", "Also killed", _collateral_words(story)))
+    facts.append(Fact("first-warning", "First warning", _first_warning(story)))
+    return tuple(facts + _caveats(episode))
+
+
+def _unit_facts(episode: Episode) -> list[Fact]:
+    facts = [Fact("systemd", "systemd", note.text) for note in episode.unit_notes]
+    restarts = restart_count(episode)
+    if restarts is not None and restarts > 1:
+        facts.append(Fact("crash-loop", "Crash loop", f"systemd restarted it {restarts} times"))
+    return facts
+
+
+def _caveats(episode: Episode) -> list[Fact]:
+    missing = missing_note(episode)
+    facts = [Fact("missing", "Missing", missing, "caveat")] if missing else []
+    return facts + [Fact("trimmed", "Not kept", note, "caveat") for note in episode.trimmed]
+
+
+def _collateral_words(story: Story) -> str:
+    parts = []
+    for other in story.collateral:
+        gap = relative(moment_gap(story.episode.moment, other.moment))
+        if other.victim is not None:
+            parts.append(f"{other.victim.comm} (pid {other.victim.pid}, {gap})")
+        else:
+            parts.append(f"{victim_name(other)} ({gap})")
+    return ", ".join(parts) or "no other process in this incident"
+
+
+def _first_warning(story: Story) -> str:
+    warning = story.earliest_warning
+    if warning is None:
+        return "none in the kernel log before the kill"
+    repeat = f", {warning.count} times" if warning.count > 1 else ""
+    return f"{warning_summary(warning.kind, warning.key, warning.text)} ({lead_words(story)}{repeat})"
+
+
+def _collateral(story: Story) -> Grid | None:
+    if not story.collateral:
+        return None
+    rows = []
+    for other in story.collateral:
+        gap = relative(moment_gap(story.episode.moment, other.moment))
+        victim = other.victim
+        if victim is None:
+            rows.append((victim_name(other), "", "", "", gap))
+            continue
+        adj = str(victim.oom_score_adj) if victim.oom_score_adj is not None else ""
+        rows.append((victim.comm, str(victim.pid), kib(victim.anon_rss_kb), adj, gap))
+    return Grid(("victim", "pid", "anon-rss", "adj", "when"), "lrrrr", tuple(rows))
+
+
+def _holders(why: Explanation) -> Grid | None:
+    if not why.holders:
+        return None
+    rows = tuple(
+        (h.name, str(h.pid), kib(h.rss_kb), str(h.oom_score_adj) if h.oom_score_adj is not None else "")
+        for h in why.holders
+    )
+    return Grid(("process", "pid", "rss", "adj"), "lrrr", rows)
+
+
+def _timeline(story: Story) -> Grid:
+    rows = []
+    for entry in story.timeline:
+        when = entry.moment.time.strftime("%H:%M:%S") if entry.moment.time else clock(entry.moment)
+        rows.append((relative(entry.offset_s), when, entry.kind, entry.short))
+    return Grid(("T", "time", "kind", "event"), "rlll", tuple(rows))
+
+
+def _memory(memory: MemoryPicture | None) -> MemoryView | None:
+    if memory is None:
+        return None
+    figures = [
+        (label, kib(value))
+        for label, value in (
+            ("cgroup usage", memory.memcg_usage_kb),
+            ("cgroup limit", memory.memcg_limit_kb),
+            ("RAM", memory.ram_kb),
+            ("free", memory.free_kb),
+            ("min watermark", memory.min_watermark_kb),
+            ("anon", memory.anon_kb),
+            ("page cache", memory.file_kb),
+            ("shmem", memory.shmem_kb),
+            ("slab", memory.slab_kb),
+            ("page tables", memory.pagetables_kb),
+            ("in no LRU list, slab or page table", memory.unaccounted_kb),
+        )
+        if value is not None
+    ]
+    if memory.swap_total_kb:
+        used = memory.swap_total_kb - (memory.swap_free_kb or 0)
+        figures.append(("swap", f"{kib(used)} used of {kib(memory.swap_total_kb)}"))
+    elif memory.swap_total_kb == 0:
+        figures.append(("swap", "none"))
+    return MemoryView(tuple(figures), memory.notes)
+
+
+def _server_log(verdict: Verdict, story: Story | None) -> ServerLogView | None:
+    reading = verdict.server_log
+    if reading is None:
+        return None
+    facts = reading.facts
+    when = clock_time(facts.last_time) if facts.last_time else "unknown"
+    origin = {
+        "mtime": " (the file's modification time: it prints no stamps)",
+        "given": " (--server-log-end)",
+    }.get(facts.last_time_from or "", "")
+    rows = [
+        Fact("file", "File", f"{facts.path} ({facts.lines} lines)"),
+        Fact("last-time", "Last line at", when + origin),
+        Fact("ending", "Ending", reading.note),
+    ]
+    comparison = plan_comparison(facts.plan, verdict.episode, story.memory if story else None)
+    if comparison:
+        rows.append(Fact("plan", "Its plan", comparison))
+    return ServerLogView(tuple(rows), facts.last_line or "")
+
+
+def footer(analysis: Analysis) -> str:
+    """What was read and what it held, in one paragraph: every format ends with it."""
+    names = analysis.source_names or "no input"
+    first, last = analysis.span()
+    span = f" from {clock(first)} to {clock(last)}" if first and last else ""
+    records = sum(s.records for s in analysis.sources)
+    counts = (
+        f"{len(analysis.episodes):,} OOM episode(s) in {len(analysis.incidents):,} incident(s), "
+        f"{len(analysis.warnings):,} warning run(s)"
+    )
+    unparsed = (
+        f"; {analysis.unparsed_count:,} OOM-looking line(s) not understood" if analysis.unparsed_count else ""
+    )
+    unit = "entries" if analysis.sources and all(s.kind == "journal" for s in analysis.sources) else "lines"
+    notes = [f"{s.name}: {s.problem}." for s in analysis.sources if s.problem]
+    lost = lost_records_note(analysis)
+    if lost:
+        notes.append(f"Incomplete: {lost}.")
+    ranged = analysis.range_note()
+    if ranged:
+        notes.append(f"Only the {ranged}.")
+    if analysis.elided:
+        notes.append(f"{analysis.elided.note()}.")
+    return " ".join([f"Read {names}: {records:,} {unit}{span}. {counts}{unparsed}.", *notes])
+
+
+def nothing_found(analysis: Analysis) -> str:
+    """What a list with no kills says, with the range that may explain it."""
+    ranged = analysis.range_note()
+    return f"No OOM kills in the {ranged}." if ranged else "No OOM kills found."
