@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from oomtrace.model import Analysis
 from oomtrace.parse import parse_records
 from oomtrace.prefixes import LineSplitter
 from oomtrace.sources.textfile import KernelLogFile
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, run
 
 GOLDEN_LOGS = sorted(FIXTURES.glob("*/kernel.log"))
 
@@ -221,3 +222,18 @@ def test_a_memory_warning_is_named_first_over_earlier_xid_chatter() -> None:
     assert incident.earliest_warning is not None and incident.earliest_warning.kind == "nvrm-no-memory"
     assert incident.lead_time_s == 50.0
     assert {w.kind for w in incident.warnings} == {"nvrm-xid", "nvrm-no-memory"}
+
+
+def test_a_kill_read_from_two_sources_is_one_episode(tmp_path: Path) -> None:
+    """kern.log and a copy that overlaps it (kern.log.1, a syslog beside the journal): the same
+    kill is one episode, and the footer says it was found twice."""
+    log = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+    copy = tmp_path / "kern.log.1"
+    copy.write_bytes(log.read_bytes())
+    once = json.loads(run("list", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "json").stdout)
+    twice = run("list", "-k", str(log), "-k", str(copy), "--tz", "UTC", "--year", "2026", "-f", "json")
+    document = json.loads(twice.stdout)
+    assert len(document["episodes"]) == len(once["episodes"]) == 4
+    assert document["source"]["kills_read_twice"] == 4
+    text = run("list", "-k", str(log), "-k", str(copy), "--tz", "UTC", "--year", "2026").stdout
+    assert "4 kill(s) found in two sources were counted once" in " ".join(text.split())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -65,6 +65,8 @@ RANGE_MARGIN_S = 3600.0
 _ELIDED_NAMES = 1000
 # Closed reports kept open for the `oom_reaper: reaped process` line that follows their kill.
 REAP_WINDOW = 32
+# How many recent kills are remembered to recognise one read again from a second source.
+SEEN_KILLS = 4096
 MAX_FRAMES = 64
 MAX_UNPARSED_KEPT = 50
 # Lines that surely belong to an OOM report even when its header was cut off.
@@ -208,6 +210,9 @@ class EpisodeBuilder:
         self._since = since - timedelta(seconds=RANGE_MARGIN_S) if since is not None else None
         self._until = until + timedelta(seconds=RANGE_MARGIN_S) if until is not None else None
         self._outside = 0
+        self._seen: OrderedDict[tuple[str | None, int, str, int], str] = OrderedDict()
+        """Recent kills by (host, pid, victim, second) → the source they were read from."""
+        self._read_twice = 0
         self._recent: deque[_Draft] = deque()
         """The last few closed drafts, still open to the reap line that follows a kill."""
         self._pending: deque[ev.Event] = deque(maxlen=4000)
@@ -386,7 +391,28 @@ class EpisodeBuilder:
         ):
             self._outside += 1
             return
+        if self._already_kept(episode, time):
+            self._read_twice += 1
+            return
         self._frozen.append(episode)
+
+    def _already_kept(self, episode: Episode, time: datetime | None) -> bool:
+        """The same kill read from a second source (kern.log and kern.log.1 overlapping, a
+        syslog file beside the journal, a watcher's record beside the log it followed)."""
+        victim = episode.victim
+        if victim is None or victim.pid is None or time is None:
+            return False
+        second = int(time.timestamp())
+        source = episode.moment.source
+        # Two sources stamp one line a little apart (journal time against uptime plus boot time).
+        for near in (second - 1, second, second + 1):
+            first = self._seen.get((episode.host, victim.pid, victim.comm, near))
+            if first is not None and first != source:
+                return True
+        self._seen[(episode.host, victim.pid, victim.comm, second)] = source
+        if len(self._seen) > SEEN_KILLS:
+            self._seen.popitem(last=False)
+        return False
 
     def _run_dropped(self, run: _Run) -> None:
         key = (run.event.record.host, run.event.kind, run.event.key)
@@ -518,6 +544,7 @@ class EpisodeBuilder:
                 for e, seq in self._crashes
             ),
             outside_range=self._outside,
+            read_twice=self._read_twice,
             elided=self._elided.summary(self._runs.dropped, self._resolve) if self._elided.kills else None,
         )
 

@@ -292,6 +292,8 @@ class Analysis:
     range_until: datetime | None = None
     outside_range: int = 0
     """Kills the input held that fell outside the range (or had no wall time to judge by)."""
+    read_twice: int = 0
+    """Kills found in two sources (overlapping files, a journal and its syslog copy), kept once."""
     elided: Elided | None = None
     """Kills of a very long log between the first and last ones kept (episodes.KEPT_FIRST...)."""
     _by_id: dict[int, tuple[Episode, Incident | None]] = field(

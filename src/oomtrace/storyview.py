@@ -441,6 +441,8 @@ def footer(analysis: Analysis) -> str:
     ranged = analysis.range_note()
     if ranged:
         notes.append(f"Only the {ranged}.")
+    if analysis.read_twice:
+        notes.append(f"{analysis.read_twice:,} kill(s) found in two sources were counted once.")
     if analysis.elided:
         notes.append(f"{analysis.elided.note()}.")
     return " ".join([f"Read {names}: {records:,} {unit}{span}. {counts}{unparsed}.", *notes])
