@@ -51,6 +51,7 @@ from oomtrace.sources.journal import (
 )
 from oomtrace.sources.serverlog import read_server_log, summarize
 from oomtrace.sources.textfile import KernelLogFile
+from oomtrace.sources.watchrecord import WatchRecordFile
 from oomtrace.story import find_deaths, report, tell, with_server_warnings
 from oomtrace.storyview import report_view, why_view
 from oomtrace.timerange import HELP as TIME_HELP
@@ -125,6 +126,8 @@ class _Settings:
     journal: JournalQuery | None
     """The journal to read, when one was named or the machine has one and no -k was given."""
     journal_reader: str
+    records: tuple[str, ...] = ()
+    """`watch --record` files, read after the logs."""
 
 
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -169,6 +172,14 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="A journal file (journalctl --file); repeatable.",
         ),
         click.option("--host", metavar="NAME", help="Only this host's journal entries (_HOSTNAME)."),
+        click.option(
+            "--record",
+            "records",
+            multiple=True,
+            metavar="FILE",
+            help="A `watch --record` file, read beside the log: the watcher's own warnings (PSI, "
+            "MemAvailable) join the story, and a kill the journal lost is read from it. Repeatable.",
+        ),
         click.option(
             "--boot",
             "-b",
@@ -232,6 +243,7 @@ def _settings(
     journal_dir: str | None,
     journal_files: tuple[str, ...],
     host: str | None,
+    records: tuple[str, ...],
     boot: str | None,
     journal_reader: str,
     zone_name: str | None,
@@ -289,6 +301,7 @@ def _settings(
         redact,
         journal,
         journal_reader,
+        records,
     )
 
 
@@ -326,7 +339,9 @@ def _sources(settings: _Settings) -> list[Source]:
     ]
     if settings.journal is not None:
         sources.append(journal_source(settings.journal, settings.zone, settings.journal_reader))
-    return sources or [RingBuffer(settings.zone)]
+    if not sources:
+        sources.append(RingBuffer(settings.zone))
+    return sources + [WatchRecordFile(path, settings.zone) for path in settings.records]
 
 
 def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
@@ -607,6 +622,12 @@ def _quiet_broken_pipe() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     raise SystemExit(EXIT_SIGPIPE)
+
+
+# The watcher's command lives with the watcher; it borrows _zone from here, hence the late import.
+from oomtrace.watch.command import watch_command  # noqa: E402
+
+cli.add_command(watch_command)
 
 
 def main() -> None:

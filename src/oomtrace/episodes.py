@@ -101,6 +101,7 @@ MEMORY_WARNINGS = frozenset(
         "journald-memory-pressure",
         "overcommit-refused",
         "earlyoom-low-memory",
+        "watch-warning",
     )
 )
 # Call-trace frames that say which limit was hit, when no summary line says so.

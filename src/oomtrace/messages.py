@@ -725,6 +725,14 @@ def _journald_pressure(record: Record, text: str) -> ev.Event | None:
     return ev.EarlyWarning(record, "journald-memory-pressure", text, "journald")
 
 
+_WATCH_WARNING = re.compile(r"warning (?P<kind>[a-z][\w-]{0,40}): (?P<text>.+)")
+
+
+def _watch_warning(record: Record, text: str) -> ev.Event | None:
+    match = _WATCH_WARNING.match(text)
+    return ev.EarlyWarning(record, "watch-warning", match["text"], match["kind"]) if match else None
+
+
 # ---- the registry --------------------------------------------------------------------------
 
 # Order matters where two kinds can match one line: the first that returns an event wins.
@@ -1092,6 +1100,15 @@ MESSAGES: tuple[MessageKind, ...] = (
         "journald flushed its caches under memory pressure",
         "Under memory pressure, flushing caches.",
         origin="any",
+        warning=True,
+    ),
+    MessageKind(
+        "watch-warning",
+        ("warning ",),
+        _watch_warning,
+        "oomtrace watch saw memory run short (PSI, MemAvailable, a cgroup's memory events)",
+        "warning psi-some: memory pressure some avg10 23.5% (warn at 10%)",
+        origin="oomtrace-watch",
         warning=True,
     ),
 )

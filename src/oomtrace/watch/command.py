@@ -1,0 +1,183 @@
+"""`oomtrace watch`: the click command; it only builds the follower and options and hands over."""
+
+from __future__ import annotations
+
+import sys
+from datetime import tzinfo
+from typing import Any
+
+import click
+from dateutil import tz as dateutil_tz
+from rich.console import Console
+
+from oomtrace.errors import UsageError
+from oomtrace.sanitize import inert
+from oomtrace.sources.journal import JournalQuery, system_journal_present
+from oomtrace.watch.follow import (
+    Follower,
+    JournalctlFollower,
+    JournalReaderFollower,
+    KmsgFollower,
+)
+from oomtrace.watch.loop import WatchOptions, saved_cursor, watch
+from oomtrace.watch.probes import find_cgroup
+from oomtrace.watch.thresholds import HELP as WARN_HELP
+from oomtrace.watch.thresholds import parse_warn
+
+
+@click.command(
+    "watch",
+    epilog="""Runs until interrupted (Ctrl-C or SIGTERM end it quietly, exit 0). Warnings come
+from the kernel log (NVRM NV_ERR_NO_MEMORY and Xid, page allocation failures, journald's
+memory-pressure flush, hung tasks) and from the watcher's own samples, taken every second: PSI
+memory pressure, MemAvailable and how fast it falls, and the memory events of each --cgroup.
+A warning of one kind is said at most once a minute, and again when it clears. A kill is told as
+`oomtrace why` tells it, within a second of its kill line, with the warnings before it.
+
+Examples:
+
+\b
+  oomtrace watch
+  oomtrace watch --source kmsg --warn psi-some=20,memavail=2G
+  oomtrace watch --cursor-file /var/lib/oomtrace/cursor --record /var/lib/oomtrace/record.jsonl
+  oomtrace watch --format jsonl --exec 'logger -t oomtrace "$OOMTRACE_EVENT"'
+  oomtrace why llama-server --record /var/lib/oomtrace/record.jsonl""",
+)
+@click.option(
+    "--source",
+    type=click.Choice(["auto", "journal", "kmsg"]),
+    default="auto",
+    show_default=True,
+    help="What to follow: the journal (the system's, or -D/--journal-file), or /dev/kmsg. auto: "
+    "the journal where there is one, else /dev/kmsg.",
+)
+@click.option("--journal-dir", "-D", metavar="DIR", help="Follow this journal folder (journalctl -D).")
+@click.option(
+    "--journal-file", "journal_files", multiple=True, metavar="FILE", help="Follow this journal file."
+)
+@click.option("--host", metavar="NAME", help="Only this host's journal entries (a journal-remote store).")
+@click.option(
+    "--journal-reader",
+    type=click.Choice(["auto", "python", "journalctl"]),
+    default="auto",
+    show_default=True,
+    envvar="OOMTRACE_JOURNAL_READER",
+    help="systemd-python's Reader, or `journalctl -f -o json --all`.",
+)
+@click.option(
+    "--cursor-file",
+    metavar="FILE",
+    help="Keep the position here (the journal cursor, or the boot id and kmsg sequence number) and "
+    "resume after it: nothing replayed, nothing missed, and a gap said if the cursor is gone.",
+)
+@click.option("--warn", "warn_spec", metavar="SPEC", help=WARN_HELP)
+@click.option(
+    "--cgroup",
+    "cgroups",
+    multiple=True,
+    metavar="UNIT|PATH",
+    help="Warn on this cgroup's memory events (v2 memory.events high/max/oom/oom_kill; v1 failcnt "
+    "and oom_kill): a systemd unit such as llama.service, or a cgroup path. Repeatable.",
+)
+@click.option(
+    "--exec",
+    "exec_command",
+    metavar="CMD",
+    help="Run CMD (through /bin/sh) for every warning and kill, with the event as JSON on stdin, "
+    "OOMTRACE_EVENT=warning|kill and OOMTRACE_KIND. Never blocks the watcher.",
+)
+@click.option(
+    "--exec-timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Kill a --exec command that runs longer.",
+)
+@click.option(
+    "--record",
+    "record_file",
+    metavar="FILE",
+    help="Append every warning, kill and (while a warning is active) each second's sample to FILE "
+    "as JSON lines, fsync'd: a black box that survives a machine that wedges. `why` and `list` "
+    "read it with --record FILE.",
+)
+@click.option(
+    "--format",
+    "-f",
+    "output_format",
+    type=click.Choice(["text", "jsonl"]),
+    default="text",
+    show_default=True,
+    help="text: one line per warning, the story of each kill. jsonl: one JSON object per event "
+    '({"schema": "oomtrace/1", "event": "warning"|"clear"|"kill"|"gap"|"started", ...}).',
+)
+@click.option(
+    "--tz", "zone_name", metavar="ZONE", help="Zone for the times printed. Default: this machine's."
+)
+@click.option(
+    "--duration",
+    type=click.FloatRange(0, None),
+    metavar="SECONDS",
+    help="Stop after this many seconds (for scripts and tests); default: run until interrupted.",
+)
+def watch_command(**options: Any) -> None:
+    """Follow the kernel log live: warn before an OOM kill, tell its story the second it happens."""
+    from oomtrace.cli import _Unpadded, _zone
+
+    zone: tzinfo = _zone(options["zone_name"]) if options["zone_name"] else dateutil_tz.tzlocal()
+    thresholds = parse_warn(options["warn_spec"])
+    cgroups = []
+    for name in options["cgroups"]:
+        path = find_cgroup(name)
+        if path is None:
+            raise UsageError(f"--cgroup {inert(name)!r}: no such cgroup with memory accounting")
+        cgroups.append(path)
+    follower = _follower(options, zone)
+    watch_options = WatchOptions(
+        thresholds,
+        zone,
+        output=options["output_format"],
+        cursor_file=options["cursor_file"],
+        record_file=options["record_file"],
+        exec_command=options["exec_command"],
+        exec_timeout_s=options["exec_timeout"],
+        cgroups=cgroups,
+    )
+    # Piped or saved, the stories carry no padding (as `why` prints them); a terminal gets rich's.
+    out = sys.stdout if sys.stdout.isatty() else _Unpadded(sys.stdout)
+    console = Console(file=out, highlight=False)  # type: ignore[arg-type]
+    errors = Console(file=sys.stderr, highlight=False)
+    watch(
+        follower,
+        watch_options,
+        console,
+        out,  # type: ignore[arg-type]
+        lambda line: errors.print(f"oomtrace: {inert(line)}", style="dim", markup=False),
+        options["duration"],
+    )
+
+
+def _follower(options: dict[str, Any], zone: tzinfo) -> Follower:
+    source = options["source"]
+    named = options["journal_dir"] or options["journal_files"]
+    if source == "kmsg" and named:
+        raise UsageError("--source kmsg follows /dev/kmsg: -D and --journal-file name a journal")
+    if source == "auto":
+        source = "journal" if named or system_journal_present() else "kmsg"
+    cursor_file = options["cursor_file"]
+    if source == "kmsg":
+        return KmsgFollower(zone, saved_cursor(cursor_file, "kmsg"))
+    query = JournalQuery(options["journal_dir"], options["journal_files"], options["host"], None, None, None)
+    cursor = saved_cursor(cursor_file, "journal")
+    reader = options["journal_reader"]
+    if reader == "auto":
+        try:
+            import systemd.journal  # noqa: F401
+        except ImportError:
+            reader = "journalctl"
+        else:
+            reader = "python"
+    if reader == "python":
+        return JournalReaderFollower(query, zone, cursor)
+    return JournalctlFollower(query, zone, cursor)

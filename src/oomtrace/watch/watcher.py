@@ -1,0 +1,351 @@
+"""The watcher's state: records and samples in, notices out. No I/O of its own (loop.py reads
+and the sinks write), so a test can drive it with records and samples it makes."""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from oomtrace import events as ev
+from oomtrace.analyze import analyze
+from oomtrace.episodes import LOOKBACK_S
+from oomtrace.explain import warning_summary
+from oomtrace.formats.json import story_json
+from oomtrace.messages import WARNING_LABELS
+from oomtrace.model import Analysis, Episode
+from oomtrace.parse import parse_record
+from oomtrace.prefilter import Prefilter
+from oomtrace.records import Record, Stamp
+from oomtrace.sources.base import Source
+from oomtrace.story import tell, victim_name
+from oomtrace.storyview import WhyView, story_view, why_view
+from oomtrace.units import duration, kib
+from oomtrace.verdict import judge
+from oomtrace.watch.follow import Batch
+from oomtrace.watch.notice import Notice
+from oomtrace.watch.probes import CGROUP_EVENTS, CgroupCounters, Memory, Pressure, Slope
+from oomtrace.watch.thresholds import Thresholds
+
+# After a kill line, the story waits this long for the rest of the report (the reaper's line).
+SETTLE_S = 0.3
+# The records kept to tell a story: a report, the warnings of the hour before it, and room.
+BUFFER_MAX = 20_000
+# A warning from the log is said to have cleared once not seen again for this long. Silence is
+# weak evidence (the driver stops repeating; memory stays short: seed 000's kill came 3 minutes
+# after its last NV_ERR_NO_MEMORY), so the wait is long.
+QUIET_S = 600.0
+# Kills told, remembered so the next story of the same buffer does not tell them again.
+TOLD_MAX = 4096
+# What each kind of warning means, for whoever reads it at 3 a.m.
+MEANINGS = {
+    "psi-some": "tasks are stalling on memory: reclaim is working hard, an OOM kill may follow",
+    "psi-full": "every task is stalled on memory at times: the machine is thrashing",
+    "memavail": "memory the kernel can still hand out is nearly gone",
+    "zero-in": "MemAvailable is falling fast enough to run out within seconds",
+    "nvrm-no-memory": "the GPU driver could not allocate memory: on unified memory, the same RAM "
+    "the kernel is about to run out of",
+    "nvrm-xid": "the GPU reported an error (Xid)",
+    "page-allocation-failure": "the kernel could not satisfy an allocation: memory is short or fragmented",
+    "journald-memory-pressure": "journald saw memory pressure and flushed its caches",
+    "hung-task": "a task has been blocked for minutes (often reclaim or I/O under memory pressure)",
+}
+
+
+@dataclass
+class _Active:
+    first: float
+    said: float
+    last: float
+    since_said: int = 0
+    total: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One round of the watcher's own probes."""
+
+    now: float
+    """time.monotonic() when taken."""
+    wall: datetime
+    pressure: Pressure | None
+    memory: Memory | None
+    cgroups: tuple[CgroupCounters, ...] = ()
+
+
+class _Buffer(Source):
+    kind = "watch"
+
+    def __init__(self, name: str, records: list[Record]) -> None:
+        self.name = name
+        self._records = records
+
+    def records(self) -> Iterator[Record]:
+        yield from self._records
+
+
+class Watcher:
+    def __init__(
+        self,
+        thresholds: Thresholds,
+        zone: tzinfo,
+        source_name: str,
+        emit: Callable[[Notice], None],
+        boot_id: str | None = None,
+        started: datetime | None = None,
+    ) -> None:
+        self.thresholds = thresholds
+        self.zone = zone
+        self.source_name = source_name
+        self.emit = emit
+        self.boot_id = boot_id
+        self.started = started
+        self._buffer: deque[Record] = deque(maxlen=BUFFER_MAX)
+        self._prefilter = Prefilter()
+        self._active: dict[str, _Active] = {}
+        self._due: float | None = None
+        self._told: OrderedDict[tuple[str | None, int | None, str, str], None] = OrderedDict()
+        self._slope = Slope()
+        self._cgroups: dict[str, dict[str, int]] = {}
+        self._line = 0
+        self.kills = 0
+
+    # ---- the log ---------------------------------------------------------------------------
+
+    def feed(self, batch: Batch, now: float, wall: datetime) -> None:
+        if batch.lost:
+            count = f"{batch.lost:,} records" if batch.lost > 0 else "records"
+            self.emit(
+                Notice("gap", "lost", wall, f"{count} lost: {batch.lost_why}", data={"lost": batch.lost})
+            )
+        for record in batch.records:
+            self._line = max(self._line, record.line_no)
+            if not record.is_kernel or self._prefilter.wants(record.message):
+                self._keep(record)
+            event = parse_record(record)
+            if isinstance(event, ev.EarlyWarning):
+                if self.thresholds.kernel and event.kind != "lost-messages":
+                    self._kernel_warning(event, now, wall)
+            elif _is_kill(event):
+                self._due = now + SETTLE_S
+
+    def _keep(self, record: Record) -> None:
+        self._buffer.append(record)
+
+    def _kernel_warning(self, event: ev.EarlyWarning, now: float, wall: datetime) -> None:
+        record = event.record
+        summary = warning_summary(event.kind, event.key, event.text)
+        meaning = MEANINGS.get(event.kind) or WARNING_LABELS.get(event.kind, "")
+        self._warn(event.kind, summary, meaning, now, wall, lines=(_line_json(record),))
+
+    # ---- the probes ------------------------------------------------------------------------
+
+    def sample(self, sample: Sample) -> None:
+        limits = self.thresholds
+        wall, now = sample.wall, sample.now
+        if sample.pressure is not None:
+            for kind, value, limit in (
+                ("psi-some", sample.pressure.some_avg10, limits.psi_some),
+                ("psi-full", sample.pressure.full_avg10, limits.psi_full),
+            ):
+                what = kind.removeprefix("psi-")
+                text = f"memory pressure {what} avg10 {value:.1f}% (warn at {limit}%)"
+                self._level(kind, value, limit, above=True, text=text, now=now, wall=wall)
+        if sample.memory is not None:
+            memory = sample.memory
+            self._slope.add(now, memory.available_kb)
+            floor = limits.memavail_floor_kb(memory.total_kb)
+            text = (
+                f"MemAvailable {kib(memory.available_kb)} of {kib(memory.total_kb)} (warn under {kib(floor)})"
+            )
+            self._level("memavail", memory.available_kb, floor, above=False, text=text, now=now, wall=wall)
+            zero = self._slope.zero_in_s()
+            rate = self._slope.kb_per_s()
+            if zero is not None and rate is not None:
+                text = (
+                    f"MemAvailable {kib(memory.available_kb)}, falling {kib(int(-rate))}/s: "
+                    f"zero in {duration(zero)} (warn under {duration(limits.zero_in_s or 0)})"
+                )
+            self._level("zero-in", zero, limits.zero_in_s, above=False, text=text, now=now, wall=wall)
+        for counters in sample.cgroups:
+            self._cgroup(counters, now, wall)
+        self.tick(now, wall)
+        if self._active and sample.memory is not None:
+            figures: dict[str, Any] = {"memavailable_kb": sample.memory.available_kb}
+            if sample.pressure is not None:
+                figures["psi_some_avg10"] = sample.pressure.some_avg10
+                figures["psi_full_avg10"] = sample.pressure.full_avg10
+            self.emit(Notice("sample", "probes", wall, "while warnings are active", data=figures))
+
+    def _level(
+        self,
+        kind: str,
+        value: float | None,
+        limit: float | None,
+        *,
+        above: bool,
+        text: str,
+        now: float,
+        wall: datetime,
+    ) -> None:
+        """A sampled figure: warn while past its limit; clear once back by a margin (so a
+        figure hovering at the limit does not flap)."""
+        if limit is None:
+            return
+        past = value is not None and (value >= limit if above else value <= limit)
+        if past:
+            self._warn(
+                kind, text, MEANINGS[kind], now, wall, record=True, data={"value": value, "limit": limit}
+            )
+            return
+        back = value is None or (value < limit * 0.8 if above else value > limit * 1.2)
+        if kind in self._active and back:
+            self._clear(kind, wall, f"{kind}: back within its limit ({text})")
+
+    def _cgroup(self, counters: CgroupCounters, now: float, wall: datetime) -> None:
+        before = self._cgroups.get(counters.path)
+        self._cgroups[counters.path] = counters.counts
+        if before is None:
+            return
+        name = counters.path.rsplit("/", 1)[-1]
+        for event, meaning in CGROUP_EVENTS.items():
+            rise = counters.counts.get(event, 0) - before.get(event, 0)
+            if rise > 0:
+                text = f"{name}: memory {event} events +{rise} (now {counters.counts[event]})"
+                data = {"cgroup": counters.path, "event": event, "rise": rise}
+                self._warn(f"cgroup-{event}", text, meaning, now, wall, record=True, data=data)
+
+    # ---- saying it ---------------------------------------------------------------------------
+
+    def _warn(
+        self,
+        kind: str,
+        text: str,
+        meaning: str,
+        now: float,
+        wall: datetime,
+        *,
+        record: bool = False,
+        data: dict[str, Any] | None = None,
+        lines: tuple[dict[str, Any], ...] = (),
+    ) -> None:
+        """Say a warning, or count it when its kind was said less than `repeat_s` ago."""
+        active = self._active.get(kind)
+        if active is not None:
+            active.last = now
+            active.total += 1
+            if now - active.said < self.thresholds.repeat_s:
+                active.since_said += 1
+                return
+            repeats = active.since_said
+            active.said, active.since_said = now, 0
+            text += f" (still; {repeats:,} more since it was last said)" if repeats else " (still)"
+        else:
+            self._active[kind] = _Active(now, now, now)
+        notice_lines = lines
+        if record:
+            # The watcher's own finding goes into the story's record as a line of its own.
+            own = Record(
+                self.source_name, self._line, text, f"warning {kind}: {text}", _stamp(wall), "oomtrace-watch"
+            )
+            self._keep(own)
+            notice_lines = (_line_json(own),)
+        self.emit(Notice("warning", kind, wall, text, meaning, dict(data or {}), notice_lines))
+
+    def _clear(self, kind: str, wall: datetime, text: str) -> None:
+        active = self._active.pop(kind)
+        data = {"warnings": active.total, "lasted_s": round(active.last - active.first, 1)}
+        self.emit(Notice("clear", kind, wall, f"{text}; seen {active.total:,} time(s)", data=data))
+
+    def active(self) -> list[str]:
+        return list(self._active)
+
+    # ---- kills -------------------------------------------------------------------------------
+
+    def next_wake(self, now: float) -> float:
+        """Seconds until the watcher has something to do without input (a story to tell)."""
+        return max(0.0, self._due - now) if self._due is not None else 1.0
+
+    def tick(self, now: float, wall: datetime) -> None:
+        for kind in [k for k, a in self._active.items() if k not in _SAMPLED and now - a.last > QUIET_S]:
+            self._clear(kind, wall, f"{kind}: not seen for {duration(QUIET_S)}")
+        if self._due is not None and now >= self._due:
+            self._due = None
+            self._tell(wall)
+
+    def flush(self, wall: datetime) -> None:
+        """Tell a kill still settling (the watcher is stopping)."""
+        if self._due is not None:
+            self._due = None
+            self._tell(wall)
+
+    def _tell(self, wall: datetime) -> None:
+        # The hour before the newest record is what a story can use (a kill read while catching
+        # up after a restart is as old as its records, not as the clock).
+        newest = next((r.stamp.wall for r in reversed(self._buffer) if r.stamp.wall), wall)
+        horizon = newest.timestamp() - LOOKBACK_S
+        while (
+            self._buffer and self._buffer[0].stamp.wall and self._buffer[0].stamp.wall.timestamp() < horizon
+        ):
+            self._buffer.popleft()
+        analysis = analyze([_Buffer(self.source_name, list(self._buffer))])
+        for episode in analysis.episodes:
+            key = self._key(episode)
+            if key in self._told:
+                continue
+            self._told[key] = None
+            if len(self._told) > TOLD_MAX:
+                self._told.popitem(last=False)
+            self.kills += 1
+            self.emit(self._kill_notice(analysis, episode, wall))
+
+    def _key(self, episode: Episode) -> tuple[str | None, int | None, str, str]:
+        """(boot, pid, victim, time): the same kill read again is not a new kill."""
+        victim = episode.victim
+        time = episode.moment.time.isoformat(timespec="seconds") if episode.moment.time else ""
+        return (self.boot_id, victim.pid if victim else None, victim_name(episode), time)
+
+    def _kill_notice(self, analysis: Analysis, episode: Episode, wall: datetime) -> Notice:
+        name = episode.victim.comm if episode.victim else str(episode.unit)
+        story = tell(analysis, episode, name)
+        verdict = judge(analysis, name, episode, [])
+        words = story_view(story)
+        late = bool(self.started and episode.moment.time and episode.moment.time < self.started)
+        text = words.who + words.what + (" (while the watcher was not running)" if late else "")
+        first, last = episode.lines
+        lines = tuple(_line_json(r) for r in self._buffer if first <= r.line_no <= last)
+        data: dict[str, Any] = {"late": late, "lead_time_s": story.lead_time_s, "story": story_json(story)}
+        view: WhyView = why_view(analysis, [story], verdict)
+        return Notice("kill", story.cause, wall, text, data=data, lines=lines, view=view)
+
+
+# Sampled warnings clear by their figure, not by silence.
+_SAMPLED = ("psi-some", "psi-full", "memavail", "zero-in")
+
+
+def _is_kill(event: ev.Event | None) -> bool:
+    """A kill line (kernel or userspace killer), a panic, or systemd's record of an OOM kill."""
+    if isinstance(event, ev.UnitRecord):
+        return event.kind == "oom-kill"
+    return isinstance(event, (ev.Killed, ev.UserspaceKill, ev.OomPanic))
+
+
+def _stamp(wall: datetime) -> Stamp:
+    return Stamp(wall, None, wall.isoformat())
+
+
+def _line_json(record: Record) -> dict[str, Any]:
+    return {
+        "time": record.stamp.wall.isoformat() if record.stamp.wall else None,
+        "uptime_s": record.stamp.uptime,
+        "ident": record.ident,
+        "host": record.host,
+        "message": record.message,
+    }
+
+
+def cgroup_paths(names: tuple[str, ...], find: Callable[[str], Path | None]) -> list[Path]:
+    return [path for path in (find(name) for name in names) if path is not None]

@@ -1,0 +1,330 @@
+"""`oomtrace watch` against the real things: /dev/kmsg and a real OOM kill in a 64 MiB memory
+cgroup, a journal file being appended by systemd-journal-remote (through both readers), a
+restart from its cursor, PSI from a cgroup made to thrash, --exec hooks and a record that
+survives kill -9. The watcher runs as the installed program would, in its own process."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FIXTURES, run
+from tests.journals import REMOTE, Entry, kernel_entries, write_journal
+from tests.test_real_oom import CHILD, MemoryCgroup, _cgroup_root
+
+NVRM = (
+    "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+    "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
+)
+
+
+class Watching:
+    """`oomtrace watch --format jsonl` in a child process; its events read as they come."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "oomtrace", "watch", "--format", "jsonl", "--tz", "UTC", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.wait_for(lambda e: e["event"] == "started", 20)
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.events.put(json.loads(line))
+
+    def wait_for(self, wanted: Any, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        for event in self.seen:
+            if wanted(event):
+                return event
+        while time.monotonic() < deadline:
+            try:
+                event = self.events.get(timeout=max(0.05, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            self.seen.append(event)
+            if wanted(event):
+                return event
+        self.stop()
+        pytest.fail(f"no such event within {timeout} s; saw {[(e['event'], e['kind']) for e in self.seen]}")
+
+    def stop(self) -> str:
+        """SIGTERM, as systemd stops it: a quiet exit 0; returns its stderr."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        _, error = self.process.communicate(timeout=30)
+        while not self.events.empty():
+            self.seen.append(self.events.get())
+        assert self.process.returncode == 0, error
+        return error
+
+
+def _root_reason() -> str | None:
+    if not sys.platform.startswith("linux"):
+        return "needs Linux"
+    if os.geteuid() != 0:
+        return "needs root to write /dev/kmsg and create a memory cgroup"
+    if not os.path.exists("/dev/kmsg"):
+        return "no /dev/kmsg"
+    if _cgroup_root() is None:
+        return "no writable memory cgroup (v1 /sys/fs/cgroup/memory or v2 with the memory controller)"
+    return None
+
+
+def _oom_kill(name: str, tmp_path: Path) -> int:
+    """A real kernel OOM kill: a child that allocates without end inside a 64 MiB cgroup."""
+    found = _cgroup_root()
+    assert found is not None
+    cgroup = MemoryCgroup(found[0], found[1], name)
+    cgroup.create()
+    try:
+        with (tmp_path / f"{name}.log").open("w") as log:
+            child = subprocess.Popen(
+                [sys.executable, "-c", CHILD, name],
+                stdout=log,
+                stderr=log,
+                preexec_fn=lambda: cgroup.procs.write_text(str(os.getpid())),
+            )
+            child.wait(timeout=120)
+    finally:
+        cgroup.remove()
+    assert child.returncode == -9
+    return child.pid
+
+
+@pytest.mark.realoom
+@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+def test_kmsg_warning_then_a_real_oom_kill_with_its_story(tmp_path: Path) -> None:
+    record = tmp_path / "record.jsonl"
+    watching = Watching("--source", "kmsg", "--record", str(record))
+    with open("/dev/kmsg", "w") as kmsg:
+        kmsg.write(f"<4>{NVRM}\n")
+    warning = watching.wait_for(lambda e: e["event"] == "warning", 10)
+    assert warning["kind"] == "nvrm-no-memory" and "NV_ERR_NO_MEMORY" in warning["text"]
+    name = f"oomw-{secrets.token_hex(4)}"
+    pid = _oom_kill(name, tmp_path)
+    kill = watching.wait_for(lambda e: e["event"] == "kill", 10)
+    watching.stop()
+    story = kill["story"]
+    assert story["episode"]["victim"]["pid"] == pid and story["episode"]["victim"]["comm"] == name
+    assert story["cause"] == "cgroup-oom" and story["episode"]["memcg"].endswith(name)
+    assert story["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert kill["lead_time_s"] > 0 and not kill["late"]
+    # Told within a second or two of the kill line (the report settles for 0.3 s first).
+    killed_at = datetime.fromisoformat(story["episode"]["time"])
+    assert (datetime.fromisoformat(kill["time"]) - killed_at).total_seconds() < 2.5
+    # The black box holds the same, and `why --record` reads the kill from it alone.
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [e["event"] for e in lines if e["event"] != "sample"] == ["started", "warning", "kill"]
+    empty = tmp_path / "empty.log"
+    empty.write_text(f"[    0.000000] Linux version {os.uname().release}\n")
+    why = run("why", name, "--record", str(record), "-k", str(empty), "--format", "json")
+    assert why.exit_code == 0, why.output
+    assert json.loads(why.stdout)["episode"]["victim"]["pid"] == pid
+
+
+def _shifted(entries: list[Entry], first_at: datetime) -> list[Entry]:
+    """The fixture's lines as they are, stamped as if they began at `first_at`. Each batch must
+    begin after the last: journal-remote rotates a file whose clock would go backwards."""
+    first = min(e.time for e in entries)
+    return [Entry(e.time - first + first_at, e.host, e.boot, e.message) for e in entries]
+
+
+def _append(journal: Path, entries: list[Entry], boot_start: datetime) -> None:
+    write_journal(journal, entries, {e.boot: boot_start for e in entries})
+
+
+READERS = ["journalctl"]
+try:
+    import systemd.journal  # noqa: F401
+
+    READERS.insert(0, "python")
+except ImportError:
+    pass
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.parametrize("reader", READERS)
+def test_a_journal_being_appended_then_a_restart_from_its_cursor(tmp_path: Path, reader: str) -> None:
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal = tmp_path / "remote.journal"
+    cursor = tmp_path / "cursor.json"
+    old_kill = _shifted(
+        kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
+        datetime.now(UTC) - timedelta(minutes=50),
+    )
+    # An old kill already in the journal: the watcher starts from now and never tells it.
+    _append(journal, [e for e in old_kill if "NV_ERR" not in e.message], boot_start)
+    options = ("--journal-file", str(journal), "--journal-reader", reader, "--cursor-file", str(cursor))
+    watching = Watching(*options)
+    seed000 = _shifted(
+        kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
+        datetime.now(UTC) - timedelta(minutes=30),
+    )
+    _append(journal, seed000, boot_start)
+    warning = watching.wait_for(lambda e: e["event"] == "warning", 15)
+    assert warning["kind"] == "nvrm-no-memory"
+    kill = watching.wait_for(lambda e: e["event"] == "kill", 15)
+    assert kill["story"]["episode"]["victim"]["pid"] == 1966928
+    assert kill["lead_time_s"] == pytest.approx(193, abs=1)
+    watching.stop()
+    assert [e["event"] for e in watching.seen].count("kill") == 1  # the old one was not replayed
+    assert json.loads(cursor.read_text())["source"] == "journal"
+
+    # While it is stopped, seed 002's incident (four kills) is written; on restart it resumes
+    # after the cursor: those four told, llama-server's not again.
+    seed002 = _shifted(
+        kernel_entries(FIXTURES / "seed002_ds4_server_gb10" / "kernel.log", "spark-01", boot),
+        datetime.now(UTC) - timedelta(minutes=10),
+    )
+    _append(journal, seed002, boot_start)
+    again = Watching(*options)
+    again.wait_for(
+        lambda e: e["event"] == "kill" and e["story"]["episode"]["victim"]["comm"] == "kactivitymanage", 15
+    )
+    again.stop()
+    victims = [e["story"]["episode"]["victim"]["comm"] for e in again.seen if e["event"] == "kill"]
+    assert sorted(victims) == sorted(["ds4-server", "pipewire", "dbus-daemon", "kactivitymanage"]), victims
+    assert not any(e["event"] == "gap" for e in again.seen), [
+        e["text"] for e in again.seen if e["event"] == "gap"
+    ]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.skipif("python" not in READERS, reason="systemd-python tells a vacuumed cursor by test_cursor")
+def test_a_cursor_whose_entry_is_gone_is_said_as_a_gap(tmp_path: Path) -> None:
+    boot = secrets.token_hex(16)
+    start = datetime.now(UTC) - timedelta(hours=1)
+    first, second = tmp_path / "first.journal", tmp_path / "second.journal"
+    _append(first, [Entry(start, "h", boot, "first")], start)
+    _append(second, [Entry(start + timedelta(seconds=5), "h", boot, "second")], start)
+    cursor = tmp_path / "cursor.json"
+    stamped = subprocess.run(
+        ["journalctl", "--file", str(first), "-o", "json"], capture_output=True, text=True, check=True
+    )
+    gone = json.loads(stamped.stdout.splitlines()[0])["__CURSOR"]
+    cursor.write_text(json.dumps({"schema": "oomtrace/1", "source": "journal", "cursor": gone}))
+    watching = Watching(
+        "--journal-file", str(second), "--journal-reader", "python", "--cursor-file", str(cursor)
+    )
+    gap = watching.wait_for(lambda e: e["event"] == "gap", 10)
+    watching.stop()
+    assert "cursor's entry is gone" in gap["text"]
+
+
+@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+def test_exec_gets_json_and_a_hanging_hook_is_cut_off(tmp_path: Path) -> None:
+    got = tmp_path / "got"
+    hook = f'cat >> {got}; echo "$OOMTRACE_EVENT $OOMTRACE_KIND" >> {got}.env; sleep 30'
+    watching = Watching("--source", "kmsg", "--exec", hook, "--exec-timeout", "0.5")
+    for _ in range(2):
+        with open("/dev/kmsg", "w") as kmsg:
+            kmsg.write(f"<4>{NVRM}\n")
+        # A different kind each time, so both are said (one kind is said once a minute).
+        with open("/dev/kmsg", "w") as kmsg:
+            kmsg.write("<4>INFO: task kworker/u8:2:123 blocked for more than 122 seconds.\n")
+        time.sleep(0.2)
+    watching.wait_for(lambda e: e["kind"] == "hung-task", 10)
+    time.sleep(2.5)  # two hooks, each cut at 0.5 s
+    error = watching.stop()
+    events = [json.loads(line) for line in got.read_text().splitlines()]
+    assert [e["kind"] for e in events] == ["nvrm-no-memory", "hung-task"]
+    assert all(e["schema"] == "oomtrace/1" and e["event"] == "warning" for e in events)
+    assert (tmp_path / "got.env").read_text().splitlines() == ["warning nvrm-no-memory", "warning hung-task"]
+    assert error.count("--exec ran over 0.5 s and was killed") == 1  # said once, then counted
+
+
+@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+def test_the_record_survives_kill_9(tmp_path: Path) -> None:
+    record = tmp_path / "record.jsonl"
+    watching = Watching("--source", "kmsg", "--record", str(record))
+    with open("/dev/kmsg", "w") as kmsg:
+        kmsg.write(f"<4>{NVRM}\n")
+    watching.wait_for(lambda e: e["event"] == "warning", 10)
+    watching.process.kill()
+    watching.process.wait()
+    notices = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [n["event"] for n in notices][:2] == ["started", "warning"]
+    # A second watcher appends to it; a line cut by the kill would start a new line, not spoil one.
+    again = Watching("--source", "kmsg", "--record", str(record))
+    again.stop()
+    assert all(json.loads(line) for line in record.read_text().splitlines() if line.strip())
+
+
+def _psi_reason() -> str | None:
+    if not os.path.exists("/proc/pressure/memory"):
+        return "no /proc/pressure/memory (a kernel without PSI, or psi=0)"
+    try:
+        Path("/proc/pressure/memory").read_text()
+    except OSError as error:
+        return f"PSI is not enabled here ({error.strerror}; boot with psi=1)"
+    return _root_reason()
+
+
+THRASH = r"""
+import mmap, os, random, sys, time
+path, seconds = sys.argv[1], float(sys.argv[2])
+size = os.path.getsize(path)
+with open(path, "rb") as f:
+    data = mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ)
+    pages = size // 4096
+    end = time.monotonic() + seconds
+    touched = 0
+    while time.monotonic() < end:
+        for _ in range(20000):
+            touched += data[random.randrange(pages) * 4096]
+print(touched)
+"""
+
+
+@pytest.mark.skipif(_psi_reason() is not None, reason=_psi_reason() or "")
+def test_psi_warns_while_a_small_cgroup_thrashes_its_page_cache(tmp_path: Path) -> None:
+    """A 64 MiB cgroup reading 192 MiB of a file at random: its page cache thrashes, tasks stall
+    on memory (refaults), PSI rises, and the watcher warns; nothing is killed."""
+    data = tmp_path / "data"
+    with data.open("wb") as out:
+        for _ in range(192):
+            out.write(os.urandom(1 << 20))
+        out.flush()
+        os.fsync(out.fileno())
+        # Out of the page cache (where writing it put it, charged to us): the child's reads
+        # fault it back in, charged to its 64 MiB, and refault what its limit evicts.
+        os.posix_fadvise(out.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    found = _cgroup_root()
+    assert found is not None
+    cgroup = MemoryCgroup(found[0], found[1], f"oomp-{secrets.token_hex(4)}")
+    cgroup.create()
+    watching = Watching("--source", "kmsg", "--warn", "psi-some=1,memavail=off,zero-in=off")
+    try:
+        thrash = subprocess.Popen(
+            [sys.executable, "-c", THRASH, str(data), "20"],
+            stdout=subprocess.DEVNULL,
+            preexec_fn=lambda: cgroup.procs.write_text(str(os.getpid())),
+        )
+        warning = watching.wait_for(lambda e: e["event"] == "warning" and e["kind"].startswith("psi"), 25)
+        thrash.kill()
+        thrash.wait()
+    finally:
+        watching.stop()
+        cgroup.remove()
+    assert warning["value"] >= 1 and warning["limit"] == 1
+    assert not any(e["event"] == "kill" for e in watching.seen)
