@@ -226,7 +226,9 @@ class JournalReaderFollower(Follower):
             except OSError:
                 self.reader.seek_head()
             if not resumed:
-                self._lost, self._lost_why = -1, "the cursor's entry is gone (vacuumed or rotated away)"
+                missed = _entries_between(cursor, self.reader._get_cursor() if self._pending else None)
+                self._lost = missed if missed is not None else -1
+                self._lost_why = "the cursor's entry is gone (vacuumed or rotated away)"
         else:
             self.reader.seek_tail()
             # After seek_tail the reader sits past the end; without a step back it misses new entries.
@@ -329,6 +331,22 @@ class JournalctlFollower(Follower):
             self.process.kill()
 
 
+def _entries_between(gone: str, found: str | None) -> int | None:
+    """Journal entries (of any kind) between a vacuumed cursor and the first entry left after
+    it, by their sequence numbers; None when the two are of different journals (rotated anew)."""
+    old, new = _cursor_fields(gone), _cursor_fields(found or "")
+    if "i" not in old or "i" not in new or old.get("s") != new.get("s"):
+        return None
+    try:
+        return max(int(new["i"], 16) - int(old["i"], 16) - 1, 0)
+    except ValueError:
+        return None
+
+
+def _cursor_fields(cursor: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in cursor.split(";") if "=" in part)
+
+
 def _exits_soon(process: subprocess.Popen[bytes]) -> bool:
     try:
         return process.wait(timeout=0.5) != 0
@@ -337,13 +355,10 @@ def _exits_soon(process: subprocess.Popen[bytes]) -> bool:
 
 
 def _cursor_time(cursor: str) -> int | None:
-    for part in cursor.split(";"):
-        if part.startswith("t="):
-            try:
-                return int(part[2:], 16) // 1_000_000
-            except ValueError:
-                return None
-    return None
+    try:
+        return int(_cursor_fields(cursor)["t"], 16) // 1_000_000
+    except (KeyError, ValueError):
+        return None
 
 
 def _load(line: bytes) -> dict[str, Any] | None:

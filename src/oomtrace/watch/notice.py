@@ -42,7 +42,8 @@ class Notice:
         }
         if self.meaning:
             document["meaning"] = self.meaning
-        document.update(self.data)
+        # The figures never take the place of the fields every event has.
+        document.update((key, value) for key, value in self.data.items() if key not in document)
         if self.lines:
             document["lines"] = list(self.lines)
         return document

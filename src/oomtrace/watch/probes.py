@@ -119,6 +119,8 @@ class CgroupCounters:
 
     path: str
     counts: dict[str, int]
+    pressure: Pressure | None = None
+    """Its own PSI (`memory.pressure`, cgroup v2 only)."""
 
 
 def find_cgroup(name: str, root: Path = CGROUP_ROOT) -> Path | None:
@@ -149,10 +151,15 @@ def read_cgroup(path: Path) -> CgroupCounters | None:
                     counts["oom_kill"] = int(value)
                 elif name == "under_oom":
                     counts["under_oom"] = int(value)
-            counts["max"] = int((path / "memory.failcnt").read_text())
+            # With a memory+swap limit the charge fails there first: either counter is a hit.
+            counts["max"] = sum(
+                int((path / name).read_text())
+                for name in ("memory.failcnt", "memory.memsw.failcnt")
+                if (path / name).exists()
+            )
     except (OSError, ValueError):
         return None
-    return CgroupCounters(str(path), counts)
+    return CgroupCounters(str(path), counts, read_pressure(str(path / "memory.pressure")))
 
 
 # What each memory event means, for the warning a rise of it gives.

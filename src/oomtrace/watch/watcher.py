@@ -44,6 +44,7 @@ TOLD_MAX = 4096
 MEANINGS = {
     "psi-some": "tasks are stalling on memory: reclaim is working hard, an OOM kill may follow",
     "psi-full": "every task is stalled on memory at times: the machine is thrashing",
+    "cgroup-psi": "its tasks are stalling on memory at its limit: an OOM kill in it may follow",
     "memavail": "memory the kernel can still hand out is nearly gone",
     "zero-in": "MemAvailable is falling fast enough to run out within seconds",
     "nvrm-no-memory": "the GPU driver could not allocate memory: on unified memory, the same RAM "
@@ -208,14 +209,19 @@ class Watcher:
     def _cgroup(self, counters: CgroupCounters, now: float, wall: datetime) -> None:
         before = self._cgroups.get(counters.path)
         self._cgroups[counters.path] = counters.counts
+        name = counters.path.rsplit("/", 1)[-1]
+        limit = self.thresholds.psi_some
+        if counters.pressure is not None and limit is not None:
+            value = counters.pressure.some_avg10
+            text = f"{name}: memory pressure some avg10 {value:.1f}% (warn at {limit}%)"
+            self._level(f"cgroup-psi:{name}", value, limit, above=True, text=text, now=now, wall=wall)
         if before is None:
             return
-        name = counters.path.rsplit("/", 1)[-1]
         for event, meaning in CGROUP_EVENTS.items():
             rise = counters.counts.get(event, 0) - before.get(event, 0)
             if rise > 0:
                 text = f"{name}: memory {event} events +{rise} (now {counters.counts[event]})"
-                data = {"cgroup": counters.path, "event": event, "rise": rise}
+                data = {"cgroup": counters.path, "counter": event, "rise": rise}
                 self._warn(f"cgroup-{event}", text, meaning, now, wall, record=True, data=data)
 
     # ---- saying it ---------------------------------------------------------------------------
@@ -270,7 +276,7 @@ class Watcher:
         return max(0.0, self._due - now) if self._due is not None else 1.0
 
     def tick(self, now: float, wall: datetime) -> None:
-        for kind in [k for k, a in self._active.items() if k not in _SAMPLED and now - a.last > QUIET_S]:
+        for kind in [k for k, a in self._active.items() if not _sampled(k) and now - a.last > QUIET_S]:
             self._clear(kind, wall, f"{kind}: not seen for {duration(QUIET_S)}")
         if self._due is not None and now >= self._due:
             self._due = None
@@ -322,8 +328,9 @@ class Watcher:
         return Notice("kill", story.cause, wall, text, data=data, lines=lines, view=view)
 
 
-# Sampled warnings clear by their figure, not by silence.
-_SAMPLED = ("psi-some", "psi-full", "memavail", "zero-in")
+def _sampled(kind: str) -> bool:
+    """Sampled warnings clear by their figure, not by silence."""
+    return kind in ("psi-some", "psi-full", "memavail", "zero-in") or kind.startswith("cgroup-psi:")
 
 
 def _is_kill(event: ev.Event | None) -> bool:
