@@ -6,7 +6,11 @@ tests/test_watch_live.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -186,3 +190,43 @@ def test_warn_spec_values() -> None:
     assert limits.zero_in_s == 60 and not limits.kernel and limits.repeat_s == 30
     assert limits.memavail_floor_kb(100) == 2 * 1024 * 1024
     assert parse_warn("memavail=off").memavail_floor_kb(100) is None
+
+
+def test_the_service_unit_is_one_systemd_accepts(tmp_path: Path) -> None:
+    """contrib/oomtrace-watch.service, with ExecStart pointed at this oomtrace, passes
+    `systemd-analyze verify` (unknown keys, bad values and a missing binary all fail it)."""
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    unit = (FIXTURES.parent / "contrib" / "oomtrace-watch.service").read_text()
+    oomtrace = Path(sys.executable).with_name("oomtrace")
+    assert "ExecStart=/usr/local/bin/oomtrace watch" in unit
+    copy = tmp_path / "oomtrace-watch.service"
+    copy.write_text(unit.replace("/usr/local/bin/oomtrace", str(oomtrace)))
+    result = subprocess.run([analyze, "verify", str(copy)], capture_output=True, text=True)
+    assert result.returncode == 0 and "oomtrace-watch.service" not in result.stderr, result.stderr
+
+
+def test_a_flood_of_one_warning_cannot_push_the_story_out_of_the_buffer() -> None:
+    """100,000 Xid lines between seed 000's NV_ERR_NO_MEMORY and its kill (a driver in a loop):
+    the story still has the first warning and counts the flood, and the buffer stays small."""
+    records = _records(SEED000)
+    xid = next(
+        r
+        for r in _records(FIXTURES / "seed004_tensorfold_cotenant_gb10" / "kernel.log")
+        if "Xid" in r.message
+    )
+    at = next(i for i, r in enumerate(records) if "invoked oom-killer" in r.message)
+    before = records[at - 1].stamp.wall
+    assert before is not None
+    # The driver's line as seed 004 printed it, said on seed 000's machine.
+    stamp = dataclasses.replace(xid.stamp, wall=before)
+    line = dataclasses.replace(xid, source=records[at].source, host=records[at].host, stamp=stamp)
+    flood = [line] * 100_000
+    said = _replay(records[:at] + flood + records[at:])
+    (kill,) = [n for n in said if n.event == "kill"]
+    story = kill.data["story"]
+    assert story["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert kill.data["lead_time_s"] == pytest.approx(193, abs=1)
+    warnings = [t["text"] for t in story["timeline"] if t["kind"] == "warning"]
+    assert any("Xid" in text and "(×100000," in text for text in warnings), warnings

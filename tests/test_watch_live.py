@@ -277,7 +277,7 @@ def test_the_record_survives_kill_9(tmp_path: Path) -> None:
         kmsg.write(f"<4>{NVRM}\n")
     watching.wait_for(lambda e: e["event"] == "warning", 10)
     watching.process.kill()
-    watching.process.wait()
+    watching.process.communicate(timeout=30)
     notices = [json.loads(line) for line in record.read_text().splitlines()]
     assert [n["event"] for n in notices][:2] == ["started", "warning"]
     # A second watcher appends to it; a line cut by the kill would start a new line, not spoil one.

@@ -3,6 +3,7 @@ and the sinks write), so a test can drive it with records and samples it makes."
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -112,6 +113,8 @@ class Watcher:
         self._slope = Slope()
         self._cgroups: dict[str, dict[str, int]] = {}
         self._line = 0
+        self._tail_key: tuple[str, str] | None = None
+        self._tail_run = 0
         self.kills = 0
 
     # ---- the log ---------------------------------------------------------------------------
@@ -124,17 +127,40 @@ class Watcher:
             )
         for record in batch.records:
             self._line = max(self._line, record.line_no)
-            if not record.is_kernel or self._prefilter.wants(record.message):
-                self._keep(record)
             event = parse_record(record)
+            if not record.is_kernel or self._prefilter.wants(record.message):
+                self._keep(record, event)
             if isinstance(event, ev.EarlyWarning):
                 if self.thresholds.kernel and event.kind != "lost-messages":
                     self._kernel_warning(event, now, wall)
             elif _is_kill(event):
                 self._due = now + SETTLE_S
 
-    def _keep(self, record: Record) -> None:
+    def _keep(self, record: Record, event: ev.Event | None = None) -> None:
+        """Into the story's buffer. A warning repeated line after line (a driver's Xid chatter,
+        thousands a second) is kept as two records, its first and its latest with the ones
+        between counted (`Record.repeats`), so that it cannot push the rest out of the buffer."""
+        key = (event.kind, event.key) if isinstance(event, ev.EarlyWarning) else None
+        if key is not None and key == self._tail_key and self._tail_run >= 2:
+            last = self._buffer[-1]
+            self._buffer[-1] = dataclasses.replace(record, repeats=last.repeats + 1)
+            return
+        self._tail_run = self._tail_run + 1 if key is not None and key == self._tail_key else 1
+        self._tail_key = key
         self._buffer.append(record)
+        if not len(self._buffer) % 1024:
+            self._forget_old()
+
+    def _forget_old(self) -> None:
+        """Records more than an hour older than the newest: no story reaches back that far."""
+        newest = next((r.stamp.wall for r in reversed(self._buffer) if r.stamp.wall), None)
+        if newest is None:
+            return
+        horizon = newest.timestamp() - LOOKBACK_S
+        while (
+            self._buffer and self._buffer[0].stamp.wall and self._buffer[0].stamp.wall.timestamp() < horizon
+        ):
+            self._buffer.popleft()
 
     def _kernel_warning(self, event: ev.EarlyWarning, now: float, wall: datetime) -> None:
         record = event.record
@@ -291,12 +317,7 @@ class Watcher:
     def _tell(self, wall: datetime) -> None:
         # The hour before the newest record is what a story can use (a kill read while catching
         # up after a restart is as old as its records, not as the clock).
-        newest = next((r.stamp.wall for r in reversed(self._buffer) if r.stamp.wall), wall)
-        horizon = newest.timestamp() - LOOKBACK_S
-        while (
-            self._buffer and self._buffer[0].stamp.wall and self._buffer[0].stamp.wall.timestamp() < horizon
-        ):
-            self._buffer.popleft()
+        self._forget_old()
         analysis = analyze([_Buffer(self.source_name, list(self._buffer))])
         for episode in analysis.episodes:
             key = self._key(episode)
