@@ -35,7 +35,7 @@ from oomtrace.analyze import analyze
 from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, UsageError
 from oomtrace.formats import FORMATS
 from oomtrace.formats.base import Format
-from oomtrace.listview import list_view
+from oomtrace.listview import hosts_view, list_view
 from oomtrace.model import Analysis
 from oomtrace.redact import Redactor
 from oomtrace.sanitize import inert
@@ -426,7 +426,8 @@ class _Unpadded:
 \b
   oomtrace list
   oomtrace list -k {EXAMPLE_FIXTURE} --tz UTC
-  oomtrace list -k /var/log/kern.log -k /var/log/kern.log.1 --format json""",
+  oomtrace list -k /var/log/kern.log -k /var/log/kern.log.1 --format json
+  oomtrace list --by-host -D /var/log/journal/remote""",
 )
 @click.option(
     "--boots", is_flag=True, help="List the journal's boots instead (index, id, first and last entry)."
@@ -438,8 +439,15 @@ class _Unpadded:
     help="A row for each kill: by default repeated kills of one victim (a crash loop) are one row "
     "with their count.",
 )
+@click.option(
+    "--by-host",
+    "by_host",
+    is_flag=True,
+    help="One row per host (a journal-remote store, a fleet's export): kills, incidents, the last "
+    "kill and the victim killed most.",
+)
 @_source_options
-def list_command(boots: bool, every: bool, **options: Any) -> None:
+def list_command(boots: bool, every: bool, by_host: bool, **options: Any) -> None:
     """Every OOM kill in the input, one line each (a crash loop's repeats one line)."""
     settings = _settings(**options)
     if boots:
@@ -448,6 +456,10 @@ def list_command(boots: bool, every: bool, **options: Any) -> None:
     analysis, _ = _analysis(settings)
     redactor = _redactor(settings, analysis)
     analysis = redactor.apply(analysis)
+    if by_host:
+        hosts = hosts_view(analysis)
+        _render(settings, lambda fmt: fmt.hosts(hosts))
+        return
     view = list_view(analysis, every)
     _render(settings, lambda fmt: fmt.list_episodes(analysis, view))
 

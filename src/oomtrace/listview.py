@@ -7,6 +7,7 @@ identical lines. `list --all` gives each kill its row; JSON always lists every e
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from oomtrace.model import Analysis, Episode
@@ -131,3 +132,61 @@ def _time(episode: Episode) -> str:
     if moment.uptime_s is not None:
         return f"up {moment.uptime_s:.1f}s"
     return "?"
+
+
+@dataclass(frozen=True, slots=True)
+class HostsView:
+    """`list --by-host`: one row per host of a store (journal-remote, a fleet's export)."""
+
+    title: str
+    header: tuple[str, ...]
+    align: str
+    rows: tuple[tuple[str, ...], ...]
+    hosts: tuple[dict[str, object], ...]
+    """The same as data, for JSON: host, kills, incidents, last_kill (ISO), top_victim, top_victim_kills."""
+    empty: str
+    footer: str
+
+
+def hosts_view(analysis: Analysis) -> HostsView:
+    by_host: dict[str, list[Episode]] = {}
+    for episode in analysis.episodes:
+        by_host.setdefault(episode.host or "(no host name)", []).append(episode)
+    incidents: Counter[str] = Counter()
+    for incident in analysis.incidents:
+        first = analysis.episode(incident.episode_ids[0])
+        incidents[first.host or "(no host name)"] += 1
+    rows = []
+    data = []
+    # The host with the latest kill first: where to look now.
+    for host, episodes in sorted(by_host.items(), key=lambda item: _last_time(item[1]), reverse=True):
+        victims = Counter(e.victim.comm if e.victim else str(e.unit) for e in episodes)
+        top, top_kills = victims.most_common(1)[0]
+        last = episodes[-1]
+        rows.append(
+            (host, f"{len(episodes):,}", f"{incidents[host]:,}", _time(last), f"{top} ×{top_kills:,}")
+        )
+        data.append(
+            {
+                "host": host,
+                "kills": len(episodes),
+                "incidents": incidents[host],
+                "last_kill": last.moment.time.isoformat() if last.moment.time else None,
+                "top_victim": top,
+                "top_victim_kills": top_kills,
+            }
+        )
+    return HostsView(
+        title=f"OOM kills by host in {analysis.source_names or 'no input'}",
+        header=("host", "kills", "incidents", "last kill", "top victim"),
+        align="lrrll",
+        rows=tuple(rows),
+        hosts=tuple(data),
+        empty=nothing_found(analysis),
+        footer=footer(analysis),
+    )
+
+
+def _last_time(episodes: list[Episode]) -> float:
+    times = [e.moment.time.timestamp() for e in episodes if e.moment.time]
+    return max(times, default=0.0)

@@ -125,8 +125,11 @@ def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyV
     for index, story in enumerate(stories):
         last = index == len(stories) - 1
         reading = verdict.server_log if last else None
-        views.append(story_view(story, reading.note if reading else None, server_log if last else None))
-    involved = story_view(verdict.involved_story) if verdict.involved_story else None
+        ending = reading.note if reading else None
+        views.append(story_view(story, ending, server_log if last else None, len(analysis.hosts)))
+    involved = (
+        story_view(verdict.involved_story, hosts=len(analysis.hosts)) if verdict.involved_story else None
+    )
     return WhyView(
         query=verdict.query,
         cause=verdict.cause,
@@ -155,7 +158,7 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         by_victim=_counts("victim", report.by_victim),
         by_cause=_counts("cause", report.by_cause),
         notes=notes,
-        stories=tuple(story_view(s) for s in report.stories),
+        stories=tuple(story_view(s, hosts=len(analysis.hosts)) for s in report.stories),
         every="oomtrace report --format json",
         footer=footer(analysis),
         report_data=report,
@@ -168,11 +171,17 @@ def _counts(name: str, counts: tuple[tuple[str, int], ...]) -> Grid | None:
     return Grid((name, "kills"), "lr", tuple((label, f"{n:,}") for label, n in counts))
 
 
-def story_view(story: Story, ending: str | None = None, server_log: ServerLogView | None = None) -> StoryView:
-    """One death worded; `ending` is the server log's reading, said in the headline."""
+def story_view(
+    story: Story, ending: str | None = None, server_log: ServerLogView | None = None, hosts: int = 1
+) -> StoryView:
+    """One death worded; `ending` is the server log's reading, said in the headline; with more
+    than one host in the input, the host it died on is the first fact."""
     episode = story.episode
     kernel = episode.victim is not None and episode.killer == "kernel"
     why = explain_episode(episode)
+    facts = _kernel_facts(story, why) if kernel else _other_facts(story)
+    if hosts > 1:
+        facts = (Fact("host", "Host", episode.host or "(no host name)"), *facts)
     return StoryView(
         title=f"oomtrace why {story.query}",
         heading=f"OOM kill: {victim_name(episode)}",
@@ -180,7 +189,7 @@ def story_view(story: Story, ending: str | None = None, server_log: ServerLogVie
         what=_what(episode, why),
         ending=ending,
         sentences=_sentences(story, why) if kernel else (),
-        facts=_kernel_facts(story, why) if kernel else _other_facts(story),
+        facts=facts,
         memory=_memory(story.memory),
         timeline=_timeline(story),
         collateral=_collateral(story),

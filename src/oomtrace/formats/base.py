@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 
 from rich.console import Console
 
-from oomtrace.listview import ListView
+from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sources.journal import Boot
 from oomtrace.storyview import ReportView, WhyView
@@ -22,6 +22,10 @@ class Format(ABC):
     @abstractmethod
     def list_episodes(self, analysis: Analysis, view: ListView) -> None:
         """`list`: the kills, as the view words them (tables) or each episode (JSON)."""
+
+    @abstractmethod
+    def hosts(self, view: HostsView) -> None:
+        """`list --by-host`: one row per host, the host with the latest kill first."""
 
     @abstractmethod
     def why(self, analysis: Analysis, view: WhyView) -> None:

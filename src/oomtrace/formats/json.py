@@ -10,7 +10,7 @@ from typing import Any
 from oomtrace.badness import Ranking
 from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
-from oomtrace.listview import ListView
+from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import restart_count
 from oomtrace.sources.journal import Boot
@@ -64,6 +64,9 @@ class JsonFormat(Format):
                 "source": source_json(analysis),
             }
         )
+
+    def hosts(self, view: HostsView) -> None:
+        self._emit({"schema": SCHEMA, "hosts": list(view.hosts)})
 
     def boots(self, boots: list[Boot]) -> None:
         rows = [

@@ -6,7 +6,7 @@ import re
 
 from oomtrace import __version__
 from oomtrace.formats.base import Format
-from oomtrace.listview import ListView
+from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
 from oomtrace.sources.journal import Boot
@@ -94,6 +94,10 @@ class MarkdownFormat(Format):
             parts.append(text(view.empty))
         parts += ["", _footer(view.footer)]
         self._emit("\n".join(parts))
+
+    def hosts(self, view: HostsView) -> None:
+        body = _grid(Grid(view.header, view.align, view.rows)) if view.rows else text(view.empty)
+        self._emit("\n".join([f"## {text(view.title)}", "", body, "", _footer(view.footer)]))
 
     def boots(self, boots: list[Boot]) -> None:
         rows = [

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from oomtrace.formats.base import Format
-from oomtrace.listview import ListView
+from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
 from oomtrace.sources.journal import Boot
@@ -76,6 +76,13 @@ class TextFormat(Format):
                     self.console.print(_t(f"    {name} {cell}"), overflow="fold")
         if view.note:
             self.console.print(_t(view.note + "."), style="dim")
+        self.console.print(_t(view.footer), style="dim")
+
+    def hosts(self, view: HostsView) -> None:
+        if view.rows:
+            self.console.print(_section(view.title, Grid(view.header, view.align, view.rows)))
+        else:
+            self.console.print(_t(view.empty))
         self.console.print(_t(view.footer), style="dim")
 
     def boots(self, boots: list[Boot]) -> None:
