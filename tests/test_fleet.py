@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import timedelta
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -66,3 +71,125 @@ def test_why_over_a_store_says_which_host_it_died_on(store: Path, name: str, hos
 def test_one_host_says_no_host_fact() -> None:
     text = run("why", "llama-server", "-k", str(FIXTURES / "seed000_llama_server_gb10" / "kernel.log")).stdout
     assert not any(line.startswith("Host") for line in text.splitlines())
+
+
+def test_export_writes_textfile_metrics_prometheus_can_parse(tmp_path: Path) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    path = tmp_path / "oomtrace.prom"
+    log = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+    result = run("export", "-k", str(log), "--tz", "UTC", "--year", "2026", "--prom-textfile", str(path))
+    assert result.exit_code == 0, result.output
+    families = {f.name: f for f in text_string_to_metric_families(path.read_text())}
+    kills = families["oomtrace_oom_kills"].samples
+    assert {s.labels["comm"] for s in kills} == {"ds4-server", "pipewire", "dbus-daemon", "kactivitymanage"}
+    assert all(s.value == 1 and s.labels["constraint"] == "global" and "pid" not in s.labels for s in kills)
+    assert {s.labels["unit"] for s in kills} >= {"pipewire.service", "dbus.service"}
+    (last,) = families["oomtrace_last_oom_timestamp_seconds"].samples
+    assert last.value == datetime(2026, 11, 19, 21, 47, 35, tzinfo=UTC).timestamp()
+    warnings = {s.labels["kind"]: s.value for s in families["oomtrace_early_warnings"].samples}
+    assert warnings == {"page-allocation-failure": 1}
+    (lead,) = families["oomtrace_warning_lead_seconds"].samples
+    assert lead.value > 0
+    assert not any(name.endswith("_created") for name in path.read_text().split())
+
+
+def test_a_pod_and_container_become_labels(tmp_path: Path) -> None:
+    """A real report from a Kubernetes node (a paste from a public bug report, in the corpus):
+    its cgroup's pod uid and container id become labels; no pid does."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    paste = (
+        FIXTURES.parent / "tests" / "realworld" / "cases" / "k8s-kubepods-dmesg-T-rhel7-java" / "input.txt"
+    )
+    path = tmp_path / "oomtrace.prom"
+    result = run("export", "-k", str(paste), "--tz", "UTC", "--year", "2026", "--prom-textfile", str(path))
+    assert result.exit_code == 0, result.output
+    families = {f.name: f for f in text_string_to_metric_families(path.read_text())}
+    (kill,) = families["oomtrace_oom_kills"].samples
+    assert kill.labels == {
+        "comm": "java",
+        "constraint": "memcg",
+        "killer": "kernel",
+        "unit": "",
+        "pod_uid": "95387fa4-da9c-11e7-9d36-5254b24cbf5e",
+        "container_id": "6895a3e13439",
+    }
+
+
+def _node_exporter() -> str | None:
+    return shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+
+
+@pytest.mark.skipif(_node_exporter() is None, reason="prometheus-node-exporter is not installed (apt)")
+def test_the_real_node_exporter_serves_the_textfile(tmp_path: Path) -> None:
+    path = tmp_path / "oomtrace.prom"
+    log = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+    assert (
+        run("export", "-k", str(log), "--tz", "UTC", "--year", "2026", "--prom-textfile", str(path)).exit_code
+        == 0
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    exporter = subprocess.Popen(
+        [
+            str(_node_exporter()),
+            "--collector.disable-defaults",
+            "--collector.textfile",
+            f"--collector.textfile.directory={tmp_path}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        body = ""
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+                    body = response.read().decode()
+                break
+            except OSError:
+                time.sleep(0.1)
+    finally:
+        exporter.terminate()
+        exporter.wait(timeout=10)
+    assert 'oomtrace_oom_kills_total{comm="ds4-server"' in body
+    # node_exporter says whether it could read the file: an error here would be a format it refused.
+    assert "node_textfile_scrape_error 0" in body
+
+
+@pytest.mark.parametrize("first_run", [True, False])
+def test_check_as_node_problem_detector_runs_it(tmp_path: Path, first_run: bool) -> None:
+    log = tmp_path / "kern.log"
+    cursor = tmp_path / "cursor.json"
+    seed002 = (FIXTURES / "seed002_ds4_server_gb10" / "kernel.log").read_text()
+    log.write_text(seed002)
+    args = ("check", "--cursor-file", str(cursor), "-k", str(log), "--tz", "UTC", "--year", "2026")
+    first = run(*args)
+    # The first run only sets the cursor: the log's old kills are not news.
+    assert (first.exit_code, first.stdout.strip()) == (0, "no new OOM kill")
+    if not first_run:
+        assert run(*args).exit_code == 0  # nothing new since
+    # A new kill arrives (seed 000's, a day later): reported once, then not again.
+    later = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text().replace("Nov 14", "Nov 20")
+    log.write_text(seed002 + later)
+    new = run(*args)
+    assert new.exit_code == 1, new.output
+    (line,) = new.stdout.splitlines()
+    assert line.startswith("OOM kill: llama-server (pid 1966928) kernel-oom") and len(line) < 80
+    assert run(*args).exit_code == 0
+    broken = run("check", "--cursor-file", str(cursor), "-k", str(tmp_path / "absent.log"))
+    assert broken.exit_code == 2 and broken.stdout.startswith("unknown: ") and len(broken.stdout.strip()) < 80
+
+
+def test_the_npd_plugin_config_runs_check() -> None:
+    config = json.loads((FIXTURES.parent / "contrib" / "npd-oomtrace.json").read_text())
+    assert config["plugin"] == "custom" and config["pluginConfig"]["max_output_length"] == 80
+    (rule,) = config["rules"]
+    assert rule["type"] == "temporary" and rule["reason"] == "OOMKilling"
+    assert rule["args"][:2] == ["check", "--cursor-file"]
+    # What NPD would run, with this machine's oomtrace: its options parse.
+    result = run(*rule["args"][:3], "--help")
+    assert result.exit_code == 0, result.output

@@ -191,7 +191,8 @@ def test_a_journal_being_appended_then_a_restart_from_its_cursor(tmp_path: Path,
     _append(journal, [e for e in old_kill if "NV_ERR" not in e.message], boot_start)
     options = ("--journal-file", str(journal), "--journal-reader", reader, "--cursor-file", str(cursor))
     options += ("--warn", LOG_ONLY)
-    watching = Watching(*options)
+    metrics = tmp_path / "oomtrace.prom"
+    watching = Watching(*options, "--prom-textfile", str(metrics))
     seed000 = _shifted(
         kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
         datetime.now(UTC) - timedelta(minutes=30),
@@ -205,6 +206,11 @@ def test_a_journal_being_appended_then_a_restart_from_its_cursor(tmp_path: Path,
     watching.stop()
     assert [e["event"] for e in watching.seen].count("kill") == 1  # the old one was not replayed
     assert json.loads(cursor.read_text())["source"] == "journal"
+    # node_exporter's textfile, kept current: the kill told and the warning said.
+    exported = metrics.read_text()
+    assert 'oomtrace_oom_kills_total{comm="llama-server",constraint="global"' in exported
+    assert 'oomtrace_early_warnings_total{kind="nvrm-no-memory"} 1.0' in exported
+    assert "oomtrace_warning_lead_seconds 193" in exported
 
     # While it is stopped, seed 002's incident (four kills) is written; on restart it resumes
     # after the cursor: those four told, llama-server's not again.

@@ -13,7 +13,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import IO, Any
 
 import click
@@ -30,12 +30,13 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from oomtrace import __version__
+from oomtrace import __version__, check
 from oomtrace.analyze import analyze
 from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, UsageError
 from oomtrace.formats import FORMATS
 from oomtrace.formats.base import Format
 from oomtrace.listview import hosts_view, list_view
+from oomtrace.metrics import from_analysis
 from oomtrace.model import Analysis
 from oomtrace.redact import Redactor
 from oomtrace.sanitize import inert
@@ -552,6 +553,81 @@ def report_command(**options: Any) -> None:
     analysis = redactor.apply(analysis)
     view = report_view(analysis, document)
     _render(settings, lambda fmt: fmt.report(analysis, view))
+
+
+@cli.command(
+    "export",
+    epilog=f"""Writes the file atomically (a temporary file renamed over it), so node_exporter's
+textfile collector never reads half of it. Run it from a timer, or let `watch --prom-textfile`
+keep it current.
+
+Examples:
+
+\b
+  oomtrace export --prom-textfile /var/lib/node_exporter/textfile_collector/oomtrace.prom
+  oomtrace export -k {EXAMPLE_FIXTURE} --prom-textfile oomtrace.prom""",
+)
+@click.option(
+    "--prom-textfile",
+    "prom_textfile",
+    required=True,
+    metavar="PATH",
+    help="Prometheus text format for node_exporter's textfile collector (a .prom file).",
+)
+@_source_options
+def export_command(prom_textfile: str, **options: Any) -> None:
+    """Metrics of the OOM kills and early warnings in the input, for Prometheus."""
+    settings = _settings(**options)
+    analysis, _ = _analysis(settings)
+    try:
+        from_analysis(analysis).write(prom_textfile)
+    except OSError as error:
+        raise UsageError(f"cannot write {prom_textfile}: {error.strerror or error}") from None
+
+
+@cli.command(
+    "check",
+    epilog="""A node-problem-detector custom plugin (contrib/npd-oomtrace.json): exit 0 when there
+is no new OOM kill since the last run, 1 when there is (one line under 80 characters on stdout,
+naming the victim, its cause, and the pod and container from its cgroup), 2 when it cannot tell
+(the line says why). The first run only sets the cursor: the log's old kills are not news.
+
+Examples:
+
+\b
+  oomtrace check --cursor-file /var/lib/oomtrace/npd-cursor.json
+  oomtrace check --cursor-file /var/lib/oomtrace/npd-cursor.json -D /var/log/journal""",
+)
+@click.option(
+    "--cursor-file",
+    "cursor_file",
+    required=True,
+    metavar="FILE",
+    help="Where the kills already said are kept.",
+)
+@_source_options
+def check_command(cursor_file: str, **options: Any) -> None:
+    """Exit 1 with one line when there was a new OOM kill since the last run (for NPD)."""
+    try:
+        saved = check.read(cursor_file)
+        settings = _settings(**options)
+        if saved is not None and saved.last is not None and settings.since is None:
+            # Only what came after the cursor needs reading (less a second: kills at that second).
+            settings = _since(settings, saved.last - timedelta(seconds=1))
+        analysis, _ = _analysis(settings)
+        kills = check.new_kills(analysis, saved)
+        check.save(cursor_file, analysis, saved)
+    except (OomtraceError, ValueError, OSError) as error:
+        # NPD reads stdout: the reason goes there, cut to its line.
+        click.echo(inert(f"unknown: {error}")[: check.MAX_LINE])
+        raise SystemExit(check.UNKNOWN) from None
+    click.echo(inert(check.summary(kills)))
+    raise SystemExit(check.NEW_KILL if kills else check.OK)
+
+
+def _since(settings: _Settings, since: datetime) -> _Settings:
+    journal = dataclasses.replace(settings.journal, since=since) if settings.journal else None
+    return dataclasses.replace(settings, since=since, journal=journal)
 
 
 def _list_boots(settings: _Settings) -> None:

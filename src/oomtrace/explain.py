@@ -252,18 +252,29 @@ _CONTAINER_ID = re.compile(
 _POD = re.compile(r"pod([0-9a-f_-]{36})")
 
 
+def container_of(path: str | None) -> tuple[str | None, str | None]:
+    """(Kubernetes pod uid, container id in full) from a cgroup path, as far as it shows them:
+    the kernel's path carries ids, never a pod's name or namespace."""
+    if not path:
+        return None, None
+    for part in reversed([p for p in path.split("/") if p]):
+        container = _CONTAINER_ID.search(part)
+        if container:
+            pod = _POD.search(path)
+            return (pod.group(1).replace("_", "-") if pod else None), container.group(1) or container.group(2)
+    pod = _POD.search(path)
+    return (pod.group(1).replace("_", "-") if pod else None), None
+
+
 def cgroup_owner(path: str | None) -> str | None:
     """Who a cgroup path belongs to: a systemd unit, a container, a pod, or a user manager."""
     if not path:
         return None
     parts = [p for p in path.split("/") if p]
-    for part in reversed(parts):
-        container = _CONTAINER_ID.search(part)
-        if container:
-            full = container.group(1) or container.group(2)
-            pod = _POD.search(path)
-            where = f" in Kubernetes pod {pod.group(1).replace('_', '-')}" if pod else ""
-            return f"container {full[:12]}{where}"
+    pod, container = container_of(path)
+    if container:
+        where = f" in Kubernetes pod {pod}" if pod else ""
+        return f"container {container[:12]}{where}"
     if len(parts) >= 2 and parts[-2] in ("docker", "lxc", "machine.slice"):
         return f"{'container' if parts[-2] != 'lxc' else 'LXC container'} {parts[-1][:12]}"
     if "lxc" in parts:

@@ -103,6 +103,13 @@ Examples:
     "read it with --record FILE.",
 )
 @click.option(
+    "--prom-textfile",
+    "prom_textfile",
+    metavar="PATH",
+    help="Keep Prometheus metrics here for node_exporter's textfile collector (kills told and "
+    "warnings said since the watcher started), rewritten atomically at each.",
+)
+@click.option(
     "--format",
     "-f",
     "output_format",
@@ -143,6 +150,7 @@ def watch_command(**options: Any) -> None:
         exec_command=options["exec_command"],
         exec_timeout_s=options["exec_timeout"],
         cgroups=cgroups,
+        prom_textfile=options["prom_textfile"],
     )
     # Piped or saved, the stories carry no padding (as `why` prints them); a terminal gets rich's.
     out = sys.stdout if sys.stdout.isatty() else _Unpadded(sys.stdout)

@@ -16,7 +16,9 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
+from oomtrace.errors import InputError
 from oomtrace.formats.text import TextFormat
+from oomtrace.metrics import Metrics
 from oomtrace.sanitize import inert
 from oomtrace.watch.blackbox import Record, read_cursor, write_cursor
 from oomtrace.watch.follow import Follower
@@ -45,6 +47,8 @@ class WatchOptions:
     exec_command: str | None = None
     exec_timeout_s: float = 10.0
     cgroups: list[Path] = field(default_factory=list)
+    prom_textfile: str | None = None
+    """Kept current for node_exporter: kills told and warnings said since the watcher started."""
     pressure_path: str = "/proc/pressure/memory"
     meminfo_path: str = "/proc/meminfo"
 
@@ -58,7 +62,9 @@ class Sinks:
         self.stream = stream
         self.record = Record(options.record_file) if options.record_file else None
         self.hook = Hook(options.exec_command, options.exec_timeout_s) if options.exec_command else None
+        self.metrics = Metrics() if options.prom_textfile else None
         self.saved = False
+        self._write_metrics()
 
     def __call__(self, notice: Notice) -> None:
         if self.record is not None:
@@ -68,6 +74,13 @@ class Sinks:
         self.saved = False
         if self.hook is not None and notice.event in ("warning", "kill"):
             self.hook.send(notice)
+        if self.metrics is not None and notice.event in ("warning", "kill"):
+            if notice.event == "warning":
+                self.metrics.warning(notice.kind)
+            elif notice.view is not None:
+                (story,) = notice.view.stories_data
+                self.metrics.kill(story.episode, story.lead_time_s)
+            self._write_metrics()
         if self.options.output == "jsonl":
             self.stream.write(json.dumps(notice.to_json(), ensure_ascii=False) + "\n")
             self.stream.flush()
@@ -84,6 +97,13 @@ class Sinks:
                 line += f" \u2014 {notice.meaning}"
             self.console.print(Text(inert(line), style=_STYLES.get(notice.event, "")))
         self.console.file.flush()
+
+    def _write_metrics(self) -> None:
+        if self.metrics is not None and self.options.prom_textfile:
+            try:
+                self.metrics.write(self.options.prom_textfile)
+            except OSError as error:
+                raise InputError(f"cannot write --prom-textfile: {error.strerror or error}") from None
 
     def close(self) -> None:
         if self.hook is not None:

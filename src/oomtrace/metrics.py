@@ -1,0 +1,93 @@
+"""Prometheus metrics for node_exporter's textfile collector, written with prometheus-client.
+
+    oomtrace_oom_kills_total{constraint="memcg",killer="kernel",unit="llama.service",
+        pod_uid="",container_id="",comm="llama-server"} 3
+    oomtrace_last_oom_timestamp_seconds 1.7947e+09
+    oomtrace_early_warnings_total{kind="nvrm-no-memory"} 2
+    oomtrace_warning_lead_seconds 193
+
+No pid label (each kill would be a new series). The kernel's cgroup path names a pod by its uid
+and a container by its id, never by name or namespace: join on kube_pod_info's `uid` for those.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics, write_to_textfile
+
+from oomtrace.explain import container_of
+from oomtrace.model import Analysis, Episode
+
+KILL_LABELS = ("constraint", "killer", "unit", "pod_uid", "container_id", "comm")
+
+
+class Metrics:
+    def __init__(self) -> None:
+        # A `_created` sample per series says when this process counted it: noise in a textfile.
+        disable_created_metrics()  # type: ignore[no-untyped-call]
+        self.registry = CollectorRegistry()
+        self.kills = Counter(
+            "oomtrace_oom_kills",
+            "OOM kills in the log read (export) or since the watcher started (watch), by cause and victim.",
+            KILL_LABELS,
+            registry=self.registry,
+        )
+        self.last_kill = Gauge(
+            "oomtrace_last_oom_timestamp_seconds",
+            "When the latest OOM kill happened (Unix time); absent before the first.",
+            registry=self.registry,
+        )
+        self.warnings = Counter(
+            "oomtrace_early_warnings",
+            "Early warnings (NVRM NV_ERR_NO_MEMORY, page allocation failures, PSI, ...), by kind.",
+            ("kind",),
+            registry=self.registry,
+        )
+        self.lead = Gauge(
+            "oomtrace_warning_lead_seconds",
+            "How long before its first kill the first warning of the latest incident that had one came.",
+            registry=self.registry,
+        )
+        self._last = 0.0
+
+    def kill(self, episode: Episode, lead_s: float | None) -> None:
+        self.kills.labels(*kill_labels(episode)).inc()
+        when = episode.moment.time.timestamp() if episode.moment.time else None
+        if when is not None and when >= self._last:
+            self._last = when
+            self.last_kill.set(when)
+            if lead_s is not None:
+                self.lead.set(lead_s)
+
+    def warning(self, kind: str, count: int = 1) -> None:
+        self.warnings.labels(kind).inc(count)
+
+    def write(self, path: str) -> None:
+        """Atomically (write_to_textfile writes a temp file and renames it)."""
+        write_to_textfile(path, self.registry)
+
+
+def kill_labels(episode: Episode) -> tuple[str, ...]:
+    victim = episode.victim
+    pod, container = container_of(episode.task_memcg or episode.memcg)
+    return (
+        episode.constraint or ("" if episode.killer == "kernel" else "userspace"),
+        episode.killer,
+        episode.unit or "",
+        pod or "",
+        container[:12] if container else "",
+        victim.comm if victim else "",
+    )
+
+
+def from_analysis(analysis: Analysis) -> Metrics:
+    """The metrics of everything a log holds: each kill, each warning run's count, the lead of
+    the latest incident."""
+    metrics = Metrics()
+    lead_of = {e: i.lead_time_s for i in analysis.incidents for e in i.episode_ids[:1]}
+    for episode in analysis.episodes:
+        if episode.victim is None and episode.unit is None:
+            continue  # a report whose kill line the log lost: no victim to count
+        metrics.kill(episode, lead_of.get(episode.id))
+    for run in analysis.warnings:
+        metrics.warning(run.kind, run.count)
+    return metrics
