@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from oomtrace.prefixes import LineSplitter
 from tests.conftest import FIXTURES, run
 from tests.journals import REMOTE, kernel_entries, write_journal
 
@@ -193,3 +194,95 @@ def test_the_npd_plugin_config_runs_check() -> None:
     # What NPD would run, with this machine's oomtrace: its options parse.
     result = run(*rule["args"][:3], "--help")
     assert result.exit_code == 0, result.output
+
+
+def _messages(case: str, host: str, shift: timedelta = timedelta(0)) -> list[tuple[datetime, str, str]]:
+    """(time, host, message) of each line of a shipped case, as a log shipper would send them."""
+    log = FIXTURES / case / "kernel.log"
+    splitter = LineSplitter(str(log), zone=UTC, year=2026)
+    found = []
+    for number, line in enumerate(log.read_text().splitlines(), 1):
+        for record in splitter.split(line, number):
+            if record.stamp.wall is not None and record.message.strip():
+                found.append((record.stamp.wall + shift, host, record.message))
+    return found
+
+
+def _two_hosts_at_once() -> list[tuple[datetime, str, str]]:
+    """Seed 000 on spark-01 and seed 004 on spark-03, moved so that both kernels print their
+    reports in the same second: an export interleaves their lines."""
+    seed000 = _messages("seed000_llama_server_gb10", "spark-01")
+    shift = datetime(2026, 11, 14, 13, 12, 12, tzinfo=UTC) - datetime(2026, 10, 30, 19, 3, 12, tzinfo=UTC)
+    seed004 = _messages("seed004_tensorfold_cotenant_gb10", "spark-03", shift)
+    return sorted(seed000 + seed004, key=lambda m: m[0])
+
+
+def _nanos(time: datetime) -> str:
+    return f"{int(time.timestamp()) * 1_000_000_000 + time.microsecond * 1000}"
+
+
+EXPORTS = {
+    # logcli query --output jsonl (Grafana Loki's documentation gives this shape).
+    "loki": lambda t, h, m: {
+        "labels": {"host": h, "job": "kernel"},
+        "line": m,
+        "timestamp": t.isoformat().replace("+00:00", "Z"),
+    },
+    "elasticsearch": lambda t, h, m: {
+        "_index": "logs",
+        "_id": "x",
+        "_source": {"@timestamp": t.isoformat(), "message": m, "host": {"name": h}},
+    },
+    "otel": lambda t, h, m: {
+        "resourceLogs": [
+            {
+                "resource": {"attributes": [{"key": "host.name", "value": {"stringValue": h}}]},
+                "scopeLogs": [{"logRecords": [{"timeUnixNano": _nanos(t), "body": {"stringValue": m}}]}],
+            }
+        ]
+    },
+    "fluent-bit": lambda t, h, m: {"date": t.timestamp(), "log": m, "hostname": h},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(EXPORTS))
+def test_an_export_of_two_hosts_interleaved_keeps_each_report_whole(tmp_path: Path, shape: str) -> None:
+    export = tmp_path / "kernel.jsonl"
+    export.write_text("".join(json.dumps(EXPORTS[shape](*m)) + "\n" for m in _two_hosts_at_once()))
+    document = json.loads(run("list", "-k", str(export), "--format", "json", "--tz", "UTC").stdout)
+    kills = {(e["host"], e["victim"]["comm"]): e for e in document["episodes"] if e["victim"]}
+    assert set(kills) == {("spark-01", "llama-server"), ("spark-03", "ollama_llama_se")}
+    # Each report is its own host's: its trigger, its tasks table, its memory.
+    llama, ollama = kills["spark-01", "llama-server"], kills["spark-03", "ollama_llama_se"]
+    assert (llama["trigger"]["comm"], ollama["trigger"]["comm"]) == ("dashboard-servi", "tf-engine")
+    assert (llama["ranking"]["candidates"], ollama["ranking"]["candidates"]) == (10, 8)
+    hosts = {
+        h["host"]
+        for h in json.loads(run("list", "--by-host", "-k", str(export), "-f", "json").stdout)["hosts"]
+    }
+    assert hosts == {"spark-01", "spark-03"}
+
+
+def test_jsonl_fields_and_host_label_read_any_other_shape(tmp_path: Path) -> None:
+    export = tmp_path / "kernel.jsonl"
+    rows = [{"ts": _nanos(t), "node": {"name": h}, "body": m} for t, h, m in _two_hosts_at_once()]
+    export.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # Unknown, its messages are still found as text, without time or host, and it says so.
+    unread = json.loads(run("list", "-k", str(export), "--tz", "UTC", "-f", "json").stdout)
+    assert {e["host"] for e in unread["episodes"]} == {None}
+    assert "name their fields with --jsonl-fields" in unread["source"]["problems"][0]["problem"]
+    read = run(
+        "list", "-k", str(export), "--jsonl-fields", "message=body,time=ts,host=node.name", "-f", "json"
+    )
+    assert {e["host"] for e in json.loads(read.stdout)["episodes"]} == {"spark-01", "spark-03"}
+    loki = tmp_path / "loki.jsonl"
+    loki.write_text(
+        "".join(
+            json.dumps({"labels": {"k8s_node": h}, "line": m, "timestamp": t.isoformat()}) + "\n"
+            for t, h, m in _two_hosts_at_once()
+        )
+    )
+    labelled = run("list", "--by-host", "-k", str(loki), "--host-label", "k8s_node", "-f", "json")
+    assert {h["host"] for h in json.loads(labelled.stdout)["hosts"]} == {"spark-01", "spark-03"}
+    bad = run("list", "-k", str(export), "--jsonl-fields", "msg=body")
+    assert bad.exit_code == 2 and "--jsonl-fields: cannot read 'msg=body'" in bad.output

@@ -30,11 +30,12 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from oomtrace import __version__, check
+from oomtrace import __version__, check, jsonshapes
 from oomtrace.analyze import analyze
 from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, UsageError
 from oomtrace.formats import FORMATS
 from oomtrace.formats.base import Format
+from oomtrace.jsonshapes import Shape
 from oomtrace.listview import hosts_view, list_view
 from oomtrace.metrics import from_analysis
 from oomtrace.model import Analysis
@@ -129,6 +130,8 @@ class _Settings:
     journal_reader: str
     records: tuple[str, ...] = ()
     """`watch --record` files, read after the logs."""
+    json_shape: Shape | None = None
+    """`--jsonl-fields` / `--host-label`: how to read JSON lines; None: by their content."""
 
 
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -173,6 +176,20 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="A journal file (journalctl --file); repeatable.",
         ),
         click.option("--host", metavar="NAME", help="Only this host's journal entries (_HOSTNAME)."),
+        click.option(
+            "--jsonl-fields",
+            "jsonl_fields",
+            metavar="SPEC",
+            help="How to read a JSON-lines export whose shape is not recognised (Loki, "
+            "Elasticsearch/OpenSearch hits, ECS, Vector, Fluent Bit, OpenTelemetry and journalctl "
+            "-o json are): message=PATH,time=PATH,host=PATH with dotted paths, or a shape's name.",
+        ),
+        click.option(
+            "--host-label",
+            "host_label",
+            metavar="NAME",
+            help="The Loki label that names the machine (default: host, hostname, instance, node).",
+        ),
         click.option(
             "--record",
             "records",
@@ -244,6 +261,8 @@ def _settings(
     journal_dir: str | None,
     journal_files: tuple[str, ...],
     host: str | None,
+    jsonl_fields: str | None,
+    host_label: str | None,
     records: tuple[str, ...],
     boot: str | None,
     journal_reader: str,
@@ -303,7 +322,17 @@ def _settings(
         journal,
         journal_reader,
         records,
+        _json_shape(jsonl_fields, host_label),
     )
+
+
+def _json_shape(spec: str | None, host_label: str | None) -> Shape | None:
+    shape = jsonshapes.custom(spec) if spec else None
+    if host_label:
+        if shape is None:
+            return jsonshapes.with_host_label(host_label)
+        return dataclasses.replace(shape, host=(f"labels.{host_label}",))
+    return shape
 
 
 def _zone(name: str) -> tzinfo:
@@ -336,7 +365,8 @@ def _stdin_is_data() -> bool:
 def _sources(settings: _Settings) -> list[Source]:
     """-k files and a journal as asked; with neither, the system journal, else dmesg."""
     sources: list[Source] = [
-        KernelLogFile(path, settings.zone, settings.year, settings.boot_time) for path in settings.kernel_logs
+        KernelLogFile(path, settings.zone, settings.year, settings.boot_time, settings.json_shape)
+        for path in settings.kernel_logs
     ]
     if settings.journal is not None:
         sources.append(journal_source(settings.journal, settings.zone, settings.journal_reader))

@@ -217,6 +217,11 @@ class EpisodeBuilder:
         self._recent: deque[_Draft] = deque()
         """The last few closed drafts, still open to the reap line that follows a kill."""
         self._pending: deque[ev.Event] = deque(maxlen=4000)
+        self._stream: tuple[str | None, str] | None = None
+        """The (host, source) whose report state (_current, _recent, _pending) is loaded."""
+        self._streams: dict[tuple[str | None, str], tuple[_Draft | None, deque[_Draft], deque[ev.Event]]] = {}
+        """The report state of every other stream: a store or an export of many hosts interleaves
+        their lines, and one host's lines must never land in another's report."""
         self._suppressed = 0
         self._runs: FirstAndLast[_Run] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS, self._run_dropped)
         self._open_runs: dict[tuple[str | None, str, str], _Run] = {}
@@ -251,6 +256,11 @@ class EpisodeBuilder:
     def feed(self, record: Record, event: ev.Event | None) -> None:
         self._seq += 1
         self._note_span(record)
+        # A text log is one stream (a line naming no host, a continuation, is the last one's);
+        # a journal or an export interleaves its hosts' entries: one stream each.
+        stream = (record.host if record.separate else None, record.source)
+        if stream != self._stream:
+            self._switch(stream)
         if record.host is not None and record.host not in self._hosts:
             self._hosts[record.host] = None
         if event is not None:
@@ -487,10 +497,21 @@ class EpisodeBuilder:
 
     # ---- output -----------------------------------------------------------------
 
+    def _switch(self, stream: tuple[str | None, str]) -> None:
+        if self._stream is not None:
+            self._streams[self._stream] = (self._current, self._recent, self._pending)
+        self._current, self._recent, self._pending = self._streams.pop(
+            stream, (None, deque(), deque(maxlen=4000))
+        )
+        self._stream = stream
+
     def finish(self) -> Analysis:
-        self._close_current()
-        while self._recent:
-            self._freeze_oldest()
+        for stream in [*self._streams, self._stream]:
+            if stream is not None:
+                self._switch(stream)
+                self._close_current()
+                while self._recent:
+                    self._freeze_oldest()
         # Boot times learnt after a report was frozen still give its uptimes a wall time.
         head = [self._resolved(e) for e in self._frozen.head()]
         tail = [self._resolved(e) for e in self._frozen.tail()]

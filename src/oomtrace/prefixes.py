@@ -13,6 +13,7 @@ from dateutil import tz as dateutil_tz
 from dateutil.parser import ParserError, isoparse
 from dateutil.parser import parse as parse_date
 
+from oomtrace import jsonshapes
 from oomtrace.messages import message_start
 from oomtrace.records import NO_STAMP, Record, Stamp
 
@@ -170,6 +171,10 @@ class LineSplitter:
     the lines that follow too, so the report lines behind it are read."""
     _verbose: dict[str, str] | None = None
     """The fields of the journalctl -o verbose entry being read."""
+    json_shape: jsonshapes.Shape | None = None
+    """How to read JSON lines that are not journal entries (`--jsonl-fields`); None: by content."""
+    unknown_json: int = 0
+    """JSON objects of no known shape, read as text lines (their messages found where they are)."""
 
     def checkpoint(self) -> tuple[object, ...]:
         """The state that reading lines changes, to undo lines read ahead (see `rollback`)."""
@@ -535,12 +540,46 @@ class LineSplitter:
             entry = json.loads(line)
         except (ValueError, RecursionError):  # 100,000 nested brackets: not an entry, a line
             return None
-        if not isinstance(entry, dict) or "MESSAGE" not in entry:
+        if not isinstance(entry, dict):
             return None
-        records = journal_records(entry, self.source, line_no, self._boot_ids, self.zone, raw=line)
+        if "MESSAGE" in entry and self.json_shape is None:
+            records = journal_records(entry, self.source, line_no, self._boot_ids, self.zone, raw=line)
+        else:
+            found = jsonshapes.read(entry, self.json_shape)
+            if found is None:
+                self.unknown_json += 1
+                return None
+            records = [self._from_fields(fields, line_no) for fields in found]
         if records:
-            self._previous = records[0].stamp
+            self._previous = records[-1].stamp
         return records
+
+    def _from_fields(self, fields: jsonshapes.Fields, line_no: int) -> Record:
+        """One exported message: its own prefix where it kept one (a kern.log line shipped
+        whole), else the export's time, host and program."""
+        message = fields.message.rstrip("\n")
+        split = self._split_prefixes(message)
+        wall = fields.time.astimezone(self.zone) if fields.time else None
+        if split.prefixed:
+            stamp = split.stamp
+            if stamp.wall is None and wall is not None:
+                stamp = Stamp(wall, stamp.uptime, wall.isoformat(), stamp.boot)
+            host = split.host or fields.host
+            return Record(
+                self.source,
+                line_no,
+                message,
+                split.message,
+                stamp,
+                split.ident,
+                host,
+                0,
+                split.pid,
+                separate=True,
+            )
+        stamp = Stamp(wall, None, wall.isoformat(), self._boot) if wall else self._previous
+        raw = f"{stamp.raw or '-'} {fields.host or '-'} {fields.ident or 'kernel'}: {message}"
+        return Record(self.source, line_no, raw, message, stamp, fields.ident, fields.host, separate=True)
 
 
 def _microseconds(value: object) -> int | None:
@@ -584,7 +623,9 @@ def journal_records(
     if raw is None:
         # What `journalctl -o short-iso` would print: quotable evidence, not a JSON blob.
         raw = f"{stamp_text} {host or '-'} {ident or '-'}: {message}"
-    return [Record(source, number, raw, part, stamp, ident, host) for part in message.split("\n")]
+    return [
+        Record(source, number, raw, part, stamp, ident, host, separate=True) for part in message.split("\n")
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,9 @@ class Record:
     prefixed: bool = True
     """False for a line with no prefix of its own (its stamp is the line before's): a
     continuation, or the rest of a line a terminal wrapped."""
+    separate: bool = False
+    """An entry of its own with its host in a field (a journal entry, a JSON export's record):
+    where hosts' lines interleave, each host's report is read apart (episodes: streams)."""
 
     @property
     def is_kernel(self) -> bool:

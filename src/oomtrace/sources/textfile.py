@@ -14,6 +14,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from oomtrace.errors import InputError
+from oomtrace.jsonshapes import Shape
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources.base import DAMAGED, Source
@@ -39,8 +40,10 @@ class KernelLogFile(Source):
         zone: tzinfo,
         year: int | None = None,
         boot_time: datetime | None = None,
+        json_shape: Shape | None = None,
     ) -> None:
         self.path = path
+        self.json_shape = json_shape
         self.name = "<stdin>" if path == "-" else path
         self.zone = zone
         self.year = year
@@ -53,7 +56,13 @@ class KernelLogFile(Source):
     """Lines in the file, when the fast path read only some of them (else each was a record)."""
 
     def records(self) -> Iterator[Record]:
-        splitter = LineSplitter(self.name, zone=self.zone, reference=self._reference_time(), year=self.year)
+        splitter = LineSplitter(
+            self.name,
+            zone=self.zone,
+            reference=self._reference_time(),
+            year=self.year,
+            json_shape=self.json_shape,
+        )
         # Standard input is streamed through the chunk scan as a decompressor is: a pipe cannot be
         # read at offsets, and read line by line a big one is a hundred times slower.
         big = "compressed" if self.path == "-" and _scanner_importable() else _big_file(self.path)
@@ -61,6 +70,7 @@ class KernelLogFile(Source):
             from oomtrace.sources.bigfile import big_file_records
 
             yield from big_file_records(self, splitter, compressed=big == "compressed")
+            self._unknown_json(splitter)
             return
         line_no = 0
         with self._open() as text:
@@ -76,11 +86,20 @@ class KernelLogFile(Source):
                     raise InputError(f"cannot decompress {self.name}: {error}") from None
                 self.problem = f"cut short after line {line_no} ({error})"
             self.add_problem(text.note())
+        self._unknown_json(splitter)
         self.lines_read = line_no  # rsyslog's #012 makes several records of one line
         if line_no == 0:
             raise InputError(
                 f"{self.name} is empty",
                 hint="nothing was captured; for the boot that crashed try: journalctl -k -b -1 > kern.txt",
+            )
+
+    def _unknown_json(self, splitter: LineSplitter) -> None:
+        if splitter.unknown_json:
+            self.add_problem(
+                f"{splitter.unknown_json:,} JSON line(s) of a shape not recognised were read as text, "
+                "without their time or host: name their fields with --jsonl-fields "
+                "message=PATH,time=PATH,host=PATH"
             )
 
     def size(self) -> int | None:
