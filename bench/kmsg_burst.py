@@ -16,11 +16,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_log import NVRM_OOM, _TEMPLATES  # noqa: E402
+from make_log import _TEMPLATES, NVRM_OOM
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rate", type=int, default=10_000, help="lines a second")
     parser.add_argument("--seconds", type=float, default=60)
     options = parser.parse_args()
