@@ -128,19 +128,20 @@ def watch(
     trigger, how = (
         open_trigger(trigger_spec(some), options.pressure_path) if some else (None, "no PSI trigger")
     )
-    say(f"watching {follower.description}; {how}{'' if trigger is not None else ', sampling once a second'}")
-    sinks(Notice("started", follower.kind, started, f"watching {follower.description}"))
-    poller = select.poll()
-    poller.register(follower.fileno(), select.POLLIN | select.POLLPRI)
-    if trigger is not None:
-        poller.register(trigger, select.POLLPRI)
     stopping = False
 
     def stop(_signum: int, _frame: Any) -> None:
         nonlocal stopping
         stopping = True
 
+    # Before "started" is said: whoever waits for it may stop the watcher at once.
     previous = signal.signal(signal.SIGTERM, stop)
+    say(f"watching {follower.description}; {how}{'' if trigger is not None else ', sampling once a second'}")
+    sinks(Notice("started", follower.kind, started, f"watching {follower.description}"))
+    poller = select.poll()
+    poller.register(follower.fileno(), select.POLLIN | select.POLLPRI)
+    if trigger is not None:
+        poller.register(trigger, select.POLLPRI)
     deadline = time.monotonic() + stop_after_s if stop_after_s is not None else None
     next_sample = 0.0
     cursor: str | None = None
