@@ -37,7 +37,6 @@ from oomtrace.formats import FORMATS
 from oomtrace.formats.base import Format
 from oomtrace.jsonshapes import Shape
 from oomtrace.listview import hosts_view, list_view
-from oomtrace.metrics import from_analysis
 from oomtrace.model import Analysis
 from oomtrace.redact import Redactor
 from oomtrace.sanitize import inert
@@ -607,6 +606,8 @@ Examples:
 @_source_options
 def export_command(prom_textfile: str, **options: Any) -> None:
     """Metrics of the OOM kills and early warnings in the input, for Prometheus."""
+    from oomtrace.metrics import from_analysis  # prometheus-client: only this command needs it
+
     settings = _settings(**options)
     analysis, _ = _analysis(settings)
     try:

@@ -7,7 +7,9 @@ thing two ways. JSON renders the model beneath (`WhyView.stories_data`, `.verdic
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from oomtrace.episodes import moment_gap
 from oomtrace.explain import (
@@ -93,8 +95,9 @@ class WhyView:
     cause: str
     verdict: str
     """The verdict in one sentence."""
-    stories: tuple[StoryView, ...]
-    """Each death of the target, oldest first; the last carries the server log's reading."""
+    stories: Sequence[StoryView]
+    """Each death of the target, oldest first; the last carries the server log's reading.
+    Worded as a format reads them (JSON never does; the terminal one at a time)."""
     involved: StoryView | None
     """When the target was not killed but took part in a kill (it invoked the killer)."""
     server_log: ServerLogView | None
@@ -113,20 +116,47 @@ class ReportView:
     by_victim: Grid | None
     by_cause: Grid | None
     notes: tuple[str, ...]
-    stories: tuple[StoryView, ...]
+    stories: Sequence[StoryView]
     every: str
     footer: str
     report_data: Report
 
 
+class _Worded(Sequence[StoryView]):
+    """Stories worded when read: a report of 2,000 incidents costs its JSON nothing."""
+
+    def __init__(self, count: int, word: Callable[[int], StoryView]) -> None:
+        self._count = count
+        self._word = word
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> StoryView: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[StoryView]: ...
+    def __getitem__(self, index: int | slice) -> StoryView | Sequence[StoryView]:
+        if isinstance(index, slice):
+            return [self._word(i) for i in range(*index.indices(self._count))]
+        if not -self._count <= index < self._count:
+            raise IndexError(index)
+        return self._word(index % self._count)
+
+    def __iter__(self) -> Iterator[StoryView]:
+        return (self._word(i) for i in range(self._count))
+
+
 def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyView:
     server_log = _server_log(verdict, stories[-1] if stories else None)
-    views = []
-    for index, story in enumerate(stories):
+
+    def word(index: int) -> StoryView:
         last = index == len(stories) - 1
         reading = verdict.server_log if last else None
         ending = reading.note if reading else None
-        views.append(story_view(story, ending, server_log if last else None, len(analysis.hosts)))
+        return story_view(stories[index], ending, server_log if last else None, len(analysis.hosts))
+
+    views = _Worded(len(stories), word)
     involved = (
         story_view(verdict.involved_story, hosts=len(analysis.hosts)) if verdict.involved_story else None
     )
@@ -134,7 +164,7 @@ def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyV
         query=verdict.query,
         cause=verdict.cause,
         verdict=verdict.headline,
-        stories=tuple(views),
+        stories=views,
         involved=involved,
         server_log=server_log,
         every=f"oomtrace why {verdict.query} --all --format json",
@@ -158,7 +188,9 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         by_victim=_counts("victim", report.by_victim),
         by_cause=_counts("cause", report.by_cause),
         notes=notes,
-        stories=tuple(story_view(s, hosts=len(analysis.hosts)) for s in report.stories),
+        stories=_Worded(
+            len(report.stories), lambda i: story_view(report.stories[i], hosts=len(analysis.hosts))
+        ),
         every="oomtrace report --format json",
         footer=footer(analysis),
         report_data=report,

@@ -18,7 +18,6 @@ from rich.text import Text
 
 from oomtrace.errors import InputError
 from oomtrace.formats.text import TextFormat
-from oomtrace.metrics import Metrics
 from oomtrace.sanitize import inert
 from oomtrace.watch.blackbox import Record, read_cursor, write_cursor
 from oomtrace.watch.follow import Follower
@@ -62,7 +61,11 @@ class Sinks:
         self.stream = stream
         self.record = Record(options.record_file) if options.record_file else None
         self.hook = Hook(options.exec_command, options.exec_timeout_s) if options.exec_command else None
-        self.metrics = Metrics() if options.prom_textfile else None
+        self.metrics = None
+        if options.prom_textfile:
+            from oomtrace.metrics import Metrics  # prometheus-client: only with --prom-textfile
+
+            self.metrics = Metrics()
         self.saved = False
         self._write_metrics()
 
