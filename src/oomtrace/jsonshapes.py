@@ -11,6 +11,7 @@ Loki, as `logcli query --output jsonl` writes it (its documentation's shape):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -105,6 +106,15 @@ SHAPES = (
     ),
 )
 SHAPE_NAMES = (*(s.name for s in SHAPES), "otel")
+
+
+def load_object(line: str | bytes) -> dict[str, Any] | None:
+    """A JSON object from one line, or None: not JSON, not an object, or nested past recursion."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def find(entry: dict[str, Any]) -> Shape | None:

@@ -22,6 +22,7 @@ from dateutil.parser import ParserError
 from dateutil.parser import parse as parse_date
 
 from oomtrace.errors import InputError, UsageError
+from oomtrace.jsonshapes import load_object
 from oomtrace.prefilter import ANCHORS, Prefilter
 from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record
@@ -370,7 +371,7 @@ class JournalctlSource(_JournalSource):
             # it before parsing, unless a report is open (then the prefilter must see it).
             if kernel and number > 1 and not prefilter.in_region and not any(a in line for a in ANCHORS):
                 continue
-            entry = _load(line)
+            entry = load_object(line)
             if entry is None:
                 continue
             text = journal_message(entry.get("MESSAGE"))
@@ -378,7 +379,7 @@ class JournalctlSource(_JournalSource):
                 taken = number
                 yield from journal_records(entry, self.name, number, boot_ids, self.zone)
         if number and taken != number:
-            entry = _load(last)
+            entry = load_object(last)
             if entry is not None:
                 yield from journal_records(entry, self.name, number, boot_ids, self.zone)
         self.lines_read = number
@@ -405,14 +406,6 @@ _OUTPUT_FIELDS = (
     "_BOOT_ID",
     "_SOURCE_MONOTONIC_TIMESTAMP",
 )
-
-
-def _load(line: str) -> dict[str, Any] | None:
-    try:
-        entry = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return entry if isinstance(entry, dict) else None
 
 
 def _journalctl(query: JournalQuery) -> list[str]:
@@ -584,7 +577,7 @@ def _unit_entries_journalctl(
     assert process.stdout is not None
     try:
         for line in process.stdout:
-            entry = _load(line) if line.startswith("{") else None
+            entry = load_object(line) if line.startswith("{") else None
             if entry is not None:
                 yield entry
     finally:

@@ -14,12 +14,12 @@ that wedged) is read from here. A kill in both is one episode (episodes: kills r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime, tzinfo
 from typing import Any
 
 from oomtrace.errors import InputError
+from oomtrace.jsonshapes import load_object
 from oomtrace.records import Record, Stamp
 from oomtrace.sanitize import inert
 from oomtrace.sources.base import Source
@@ -42,7 +42,7 @@ class WatchRecordFile(Source):
         unreadable = 0
         with stream:
             for number, line in enumerate(BoundedLines(stream, self.path, "watch record").byte_lines(), 1):
-                notice = _load(line)
+                notice = load_object(line)
                 if notice is None:
                     unreadable += line.strip() != b""
                     continue
@@ -77,14 +77,6 @@ class WatchRecordFile(Source):
             ident if isinstance(ident, str) else "kernel",
             host if isinstance(host, str) else None,
         )
-
-
-def _load(line: bytes) -> dict[str, Any] | None:
-    try:
-        notice = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return notice if isinstance(notice, dict) else None
 
 
 def _time(value: object, zone: tzinfo) -> datetime | None:

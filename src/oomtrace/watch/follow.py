@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import subprocess
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
-from typing import Any
 
 from oomtrace.errors import InputError
+from oomtrace.jsonshapes import load_object
 from oomtrace.prefixes import journal_records
 from oomtrace.records import Record, Stamp
 from oomtrace.sources.journal import (
@@ -311,7 +310,7 @@ class JournalctlFollower(Follower):
         *lines, self._buffer = self._buffer.split(b"\n")
         records: list[Record] = []
         for line in lines:
-            entry = _load(line)
+            entry = load_object(line)
             if entry is None:
                 continue
             self._number += 1
@@ -359,11 +358,3 @@ def _cursor_time(cursor: str) -> int | None:
         return int(_cursor_fields(cursor)["t"], 16) // 1_000_000
     except (KeyError, ValueError):
         return None
-
-
-def _load(line: bytes) -> dict[str, Any] | None:
-    try:
-        entry = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return entry if isinstance(entry, dict) else None
