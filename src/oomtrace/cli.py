@@ -101,6 +101,8 @@ class _Group(click.Group):
   oomtrace why llama-server -k {EXAMPLE_FIXTURE}
   journalctl -k -b -1 | oomtrace list -k -   # the boot that crashed
   oomtrace list -k /var/log/kern.log --format json | jq '.episodes[].victim'
+  oomtrace watch --record /var/lib/oomtrace/record.jsonl   # warn before the next kill, tell it as it comes
+  oomtrace list --by-host -D /var/log/journal/remote        # a fleet's journal-remote store
 
 Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error or
 unreadable input, 130 interrupted, 141 the reader of the output left.""",
