@@ -27,9 +27,9 @@ once() {  # "<seconds> <CPU-s> <peak MB>"
 
 echo "fleet store: 20 hosts, $ENTRIES entries each, $size; $(date -u +%Y-%m-%d), $(nproc) cores"
 for reader in python journalctl; do
-    read -r ours cpu rss < <(once "$OOMTRACE list --by-host -D $STORE --journal-reader $reader")
+    read -r ours cpu rss < <(once "$OOMTRACE list --by-host -D $STORE --journal-reader $reader -f json")
+    hosts=$("$PYTHON" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["hosts"]))' "$OUT/.stdout" 2>/dev/null || echo 0)
     read -r base base_cpu base_rss < <(once "journalctl -D $STORE -k -o json")
-    hosts=$(grep -c '^gpu-' "$OUT/.stdout" || true)
     awk -v r="$reader" -v o="$ours" -v c="$cpu" -v m="$rss" -v b="$base" -v bc="$base_cpu" -v bm="$base_rss" -v h="$hosts" \
         'BEGIN{printf "list --by-host (%s reader): %7.1f s, %6.1f CPU-s, peak %4d MB | journalctl -k -o json %6.1f s, %d MB | ratio %4.2fx wall, %d host rows\n", r, o, c, m, b, bm, (b > 0 ? o / b : 0), h}'
 done
