@@ -329,3 +329,18 @@ def test_a_5000_digit_pid_is_not_understood_not_an_error(tmp_path: Path) -> None
     [episode] = document["episodes"]
     assert episode["victim"]["pid"] == 2110  # from the oom-kill summary
     assert document["source"]["unparsed_oom_lines"] == 1
+
+
+def test_a_stamp_dateutil_reads_with_an_impossible_offset_is_no_stamp(tmp_path: Path) -> None:
+    """Found by the fuzzer (a mutated real paste): `20+25` in a dmesg -T stamp is read by dateutil
+    as the year 20 with an offset of +25 hours, which no datetime can hold. The line is read, its
+    kill found, without a time, and nothing raises."""
+    log = tmp_path / "mangled.log"
+    log.write_text(
+        "[Sun Mar 30 08:24:00 20+25] Out of memory: Killed process 7899 (python) total-vm:26,184,840kB, "
+        "anon-rss:153,700,88kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:4kB oom_score_adj:0\n"
+    )
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    (episode,) = json.loads(result.stdout)["episodes"]
+    assert episode["victim"]["pid"] == 7899

@@ -683,7 +683,10 @@ def _fuzzy_time(text: str, zone: tzinfo) -> datetime | None:
         return None
     if wall.tzinfo is None:
         wall = wall.replace(tzinfo=zone)
-    offset = wall.utcoffset() or timedelta(0)
+    try:
+        offset = wall.utcoffset() or timedelta(0)
+    except ValueError:  # dateutil read "+9999" as an offset of days: no zone a clock has
+        return None
     return wall.replace(tzinfo=timezone(offset))
 
 
