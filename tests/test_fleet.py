@@ -286,3 +286,16 @@ def test_jsonl_fields_and_host_label_read_any_other_shape(tmp_path: Path) -> Non
     assert {h["host"] for h in json.loads(labelled.stdout)["hosts"]} == {"spark-01", "spark-03"}
     bad = run("list", "-k", str(export), "--jsonl-fields", "msg=body")
     assert bad.exit_code == 2 and "--jsonl-fields: cannot read 'msg=body'" in bad.output
+
+
+def test_loki_without_labels_is_still_loki(tmp_path: Path) -> None:
+    """`logcli --output jsonl --no-labels`: no labels, so no host; the times and the kill stay."""
+    export = tmp_path / "k.jsonl"
+    lines = _messages("seed000_llama_server_gb10", "spark-01")
+    export.write_text(
+        "".join(json.dumps({"line": m, "timestamp": t.isoformat()}) + "\n" for t, _, m in lines)
+    )
+    document = json.loads(run("list", "-k", str(export), "--format", "json").stdout)
+    (episode,) = document["episodes"]
+    assert episode["victim"]["pid"] == 1966928 and episode["time"].startswith("2026-11-14T13:12:12")
+    assert not document["source"]["problems"]

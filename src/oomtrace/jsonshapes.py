@@ -1,7 +1,8 @@
 """The JSON-lines exports oomtrace reads as kernel logs, one entry per shape, recognised by
 content; `--jsonl-fields message=PATH,time=PATH,host=PATH` names the fields of any other.
 
-Loki, as `logcli query --output jsonl` writes it (its documentation's shape):
+Loki, as `logcli query --output jsonl` writes it (grafana/loki pkg/logcli/output/jsonl.go: a
+map of `timestamp`, Go's RFC 3339 with nanoseconds, `line`, and `labels` unless --no-labels):
 
     {"labels": {"host": "spark-01", "job": "kernel"}, "line": "NVRM: ... [NV_ERR_NO_MEMORY] ...",
      "timestamp": "2026-11-14T13:08:59.123456789Z"}
@@ -66,7 +67,7 @@ SHAPES = (
         time=("timestamp",),
         host=tuple(f"labels.{label}" for label in HOST_LABELS),
         ident=("labels.syslog_identifier", "labels.SYSLOG_IDENTIFIER"),
-        requires=("labels", "line"),
+        requires=("line", "timestamp"),
     ),
     # An Elasticsearch / OpenSearch search hit (Filebeat, Elastic Agent, Logstash documents).
     Shape(
