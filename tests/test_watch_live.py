@@ -45,13 +45,16 @@ class Watching:
         )
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        # The one reader of its stdout (communicate() beside it would split lines between two).
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         self.wait_for(lambda e: e["event"] == "started", 20)
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.events.put(json.loads(line))
+        with self.process.stdout:
+            for line in self.process.stdout:
+                self.events.put(json.loads(line))
 
     def wait_for(self, wanted: Any, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -73,7 +76,11 @@ class Watching:
         """SIGTERM, as systemd stops it: a quiet exit 0; returns its stderr."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-        _, error = self.process.communicate(timeout=30)
+        self.process.wait(timeout=30)
+        self.reader.join(timeout=30)
+        assert self.process.stderr is not None
+        error = self.process.stderr.read()
+        self.process.stderr.close()
         while not self.events.empty():
             self.seen.append(self.events.get())
         assert self.process.returncode == 0, error
@@ -283,7 +290,10 @@ def test_the_record_survives_kill_9(tmp_path: Path) -> None:
         kmsg.write(f"<4>{NVRM}\n")
     watching.wait_for(lambda e: e["event"] == "warning", 10)
     watching.process.kill()
-    watching.process.communicate(timeout=30)
+    watching.process.wait(timeout=30)
+    watching.reader.join(timeout=30)
+    assert watching.process.stderr is not None
+    watching.process.stderr.close()
     notices = [json.loads(line) for line in record.read_text().splitlines()]
     assert [n["event"] for n in notices][:2] == ["started", "warning"]
     # A second watcher appends to it; a line cut by the kill would start a new line, not spoil one.
