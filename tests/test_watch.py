@@ -230,3 +230,11 @@ def test_a_flood_of_one_warning_cannot_push_the_story_out_of_the_buffer() -> Non
     assert kill.data["lead_time_s"] == pytest.approx(193, abs=1)
     warnings = [t["text"] for t in story["timeline"] if t["kind"] == "warning"]
     assert any("Xid" in text and "(×100000," in text for text in warnings), warnings
+
+
+def test_watching_a_system_journal_that_is_not_there_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from oomtrace.watch import command
+
+    monkeypatch.setattr(command, "system_journal_present", lambda: False)
+    result = run("watch", "--source", "journal", "--duration", "0")
+    assert result.exit_code == 2 and "no system journal to follow" in result.output

@@ -10,7 +10,7 @@ import click
 from dateutil import tz as dateutil_tz
 from rich.console import Console
 
-from oomtrace.errors import UsageError
+from oomtrace.errors import InputError, UsageError
 from oomtrace.sanitize import inert
 from oomtrace.sources.journal import JournalQuery, system_journal_present
 from oomtrace.watch.follow import (
@@ -173,6 +173,12 @@ def _follower(options: dict[str, Any], zone: tzinfo) -> Follower:
         raise UsageError("--source kmsg follows /dev/kmsg: -D and --journal-file name a journal")
     if source == "auto":
         source = "journal" if named or system_journal_present() else "kmsg"
+    elif source == "journal" and not named and not system_journal_present():
+        # Following a journal nobody writes would wait for ever, saying nothing.
+        raise InputError(
+            "this machine has no system journal to follow",
+            hint="use --source kmsg, or name one with -D DIR or --journal-file FILE",
+        )
     cursor_file = options["cursor_file"]
     if source == "kmsg":
         return KmsgFollower(zone, saved_cursor(cursor_file, "kmsg"))
