@@ -20,7 +20,7 @@ from dateutil import tz
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.watch.follow import Batch, _unescape
-from oomtrace.watch.notice import Notice
+from oomtrace.watch.notice import EVENTS, Notice
 from oomtrace.watch.probes import Memory, Pressure, read_pressure
 from oomtrace.watch.thresholds import Thresholds, parse_warn
 from oomtrace.watch.watcher import Sample, Watcher
@@ -56,6 +56,7 @@ def test_seed000_warns_minutes_before_the_kill_and_tells_the_story_as_why_does()
     events = [(n.event, n.kind) for n in said]
     # The two NV_ERR_NO_MEMORY lines 6 s apart are one warning (the second is counted), then the kill.
     assert events == [("warning", "nvrm-no-memory"), ("kill", "kernel-oom")], events
+    assert all(n.event in EVENTS for n in said)
     warning, kill = said
     assert "NV_ERR_NO_MEMORY" in warning.text and warning.meaning
     assert warning.time == datetime(2026, 11, 14, 13, 8, 59, tzinfo=UTC)

@@ -106,7 +106,6 @@ SHAPES = (
         requires=("message", "timestamp"),
     ),
 )
-SHAPE_NAMES = (*(s.name for s in SHAPES), "otel")
 
 
 def load_object(line: str | bytes) -> dict[str, Any] | None:

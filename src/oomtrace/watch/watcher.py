@@ -8,7 +8,6 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from pathlib import Path
 from typing import Any
 
 from oomtrace import events as ev
@@ -292,9 +291,6 @@ class Watcher:
         data = {"warnings": active.total, "lasted_s": round(active.last - active.first, 1)}
         self.emit(Notice("clear", kind, wall, f"{text}; seen {active.total:,} time(s)", data=data))
 
-    def active(self) -> list[str]:
-        return list(self._active)
-
     # ---- kills -------------------------------------------------------------------------------
 
     def next_wake(self, now: float) -> float:
@@ -373,7 +369,3 @@ def _line_json(record: Record) -> dict[str, Any]:
         "host": record.host,
         "message": record.message,
     }
-
-
-def cgroup_paths(names: tuple[str, ...], find: Callable[[str], Path | None]) -> list[Path]:
-    return [path for path in (find(name) for name in names) if path is not None]
