@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import os
 import subprocess
@@ -123,14 +122,9 @@ class KmsgFollower(Follower):
                 chunk = os.read(self.fd, _KMSG_READ)
             except BlockingIOError:
                 break
-            except BrokenPipeError:
+            except BrokenPipeError:  # EPIPE
                 overrun = True  # records were overwritten: the next read gives the oldest left
                 continue
-            except OSError as error:
-                if error.errno == errno.EPIPE:
-                    overrun = True
-                    continue
-                raise
             if not chunk:
                 break
             parsed = self._parse(chunk)
@@ -157,7 +151,8 @@ class KmsgFollower(Follower):
         if len(fields) < 3:
             return None
         try:
-            priority, seq, usec = int(fields[0]), int(fields[1]), int(fields[2])
+            # The priority is checked, not used: see the facility below.
+            _, seq, usec = int(fields[0]), int(fields[1]), int(fields[2])
         except ValueError:
             return None
         # Continuation lines (" KEY=value") carry the device dictionary, not the message.
@@ -169,10 +164,8 @@ class KmsgFollower(Follower):
         raw = f"[{uptime:12.6f}] {message}"
         # Facility 0 is the kernel; lines written to /dev/kmsg by a program are facility 1 and
         # up (the kernel enforces it), and are read the same way: a driver shim may log so.
-        ident = "kernel"
-        del priority
         stamp = Stamp(wall, uptime, wall.isoformat())
-        return seq, Record(self.path, self._line, raw, message, stamp, ident)
+        return seq, Record(self.path, self._line, raw, message, stamp, "kernel")
 
     def close(self) -> None:
         os.close(self.fd)

@@ -190,6 +190,8 @@ class Watcher:
             self._level("memavail", memory.available_kb, floor, above=False, text=text, now=now, wall=wall)
             zero = self._slope.zero_in_s()
             rate = self._slope.kb_per_s()
+            # Its own words when not falling (its clearance used to quote the memavail line).
+            text = f"MemAvailable {kib(memory.available_kb)}, not falling towards zero"
             if zero is not None and rate is not None:
                 text = (
                     f"MemAvailable {kib(memory.available_kb)}, falling {kib(int(-rate))}/s: "
