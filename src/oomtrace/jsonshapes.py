@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from oomtrace.errors import UsageError
@@ -189,8 +189,9 @@ def with_host_label(label: str) -> Shape:
     return Shape(loki.name, loki.message, loki.time, (f"labels.{label}",), loki.ident, loki.requires)
 
 
-def to_time(value: Any) -> datetime | None:
-    """RFC 3339 (nanoseconds cut to micro), or Unix time in s, ms, us or ns (a number or digits)."""
+def to_time(value: Any, zone: tzinfo = UTC) -> datetime | None:
+    """RFC 3339 (nanoseconds cut to micro; `zone` for one with no offset), or Unix time in s,
+    ms, us or ns (a number or digits)."""
     if isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit():
         value = float(value) if "." in value else int(value)
     if isinstance(value, bool):
@@ -216,7 +217,7 @@ def to_time(value: Any) -> datetime | None:
         time = datetime.fromisoformat(text)
     except ValueError:
         return None
-    return time if time.tzinfo else time.replace(tzinfo=UTC)
+    return time if time.tzinfo else time.replace(tzinfo=zone)
 
 
 def _first(entry: dict[str, Any], paths: tuple[str, ...]) -> Any:

@@ -15,11 +15,11 @@ that wedged) is read from here. A kill in both is one episode (episodes: kills r
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import Any
 
 from oomtrace.errors import InputError
-from oomtrace.jsonshapes import load_object
+from oomtrace.jsonshapes import load_object, to_time
 from oomtrace.records import Record, Stamp
 from oomtrace.sanitize import inert
 from oomtrace.sources.base import Source
@@ -58,7 +58,10 @@ class WatchRecordFile(Source):
     def _record(self, entry: Any, number: int) -> Record | None:
         if not isinstance(entry, dict) or not isinstance(entry.get("message"), str):
             return None
-        wall = _time(entry.get("time"), self.zone)
+        when = entry.get("time")
+        # The watcher writes ISO times with their offset; one without is this zone's.
+        wall = to_time(when, self.zone) if isinstance(when, str) else None
+        wall = wall.astimezone(self.zone) if wall else None
         uptime = entry.get("uptime_s")
         ident = entry.get("ident")
         host = entry.get("host")
@@ -77,13 +80,3 @@ class WatchRecordFile(Source):
             ident if isinstance(ident, str) else "kernel",
             host if isinstance(host, str) else None,
         )
-
-
-def _time(value: object, zone: tzinfo) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        time = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return time.astimezone(zone) if time.tzinfo else time.replace(tzinfo=zone)
