@@ -3,6 +3,8 @@
     python bench/make_log.py bench/out/kern-1g.log --mib 1024
     python bench/make_log.py bench/out/journalctl-1g.log --mib 1024 --style journalctl
     python bench/make_log.py bench/out/kills-20k.log --kills 20000
+    python bench/make_log.py bench/out/reports-5000.log --mib 217 --reports 5000
+    python bench/make_log.py bench/out/quiet-1g.log --mib 1024 --style kernlog --no-xid
 
 The noise is what a GPU server's ring buffer holds (network, audit, USB, NVRM Xid chatter); the
 reports are seed 000's, each preceded by NVRM allocation failures, spread evenly through the file.
@@ -35,6 +37,8 @@ NOISE = (
     (6, "nvme nvme0: I/O tag {p} (1{p:03d}) opcode 0x2 (Read) QID 4 timeout, completion polled"),
 )
 _TEMPLATES = [template for weight, template in NOISE for _ in range(weight)]
+# A quiet machine's log: the same noise without the driver's Xid chatter.
+_QUIET = [template for template in _TEMPLATES if "Xid" not in template]
 NVRM_OOM = (
     "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
     "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
@@ -53,21 +57,30 @@ def report_lines() -> list[str]:
     return lines[start:]
 
 
-# `journalctl -k > file` prints wall-clock stamps and the host; dmesg prints uptimes.
+# `journalctl -k > file` prints wall-clock stamps and the host; dmesg prints uptimes; rsyslog's
+# /var/log/kern.log prints both (its own stamp and host, then the kernel's uptime).
 BOOTED = datetime(2026, 11, 28, 8, 0, 0)
 
 
 def prefix(style: str, uptime: float) -> str:
     if style == "journalctl":
         return f"{(BOOTED + timedelta(seconds=uptime)):%b %d %H:%M:%S} gb10 kernel:"
+    if style == "kernlog":
+        return f"{(BOOTED + timedelta(seconds=uptime)):%b %d %H:%M:%S} gb10 kernel: [{uptime:12.6f}]"
     return f"[{uptime:12.6f}]"
 
 
-def write(path: Path, mib: int, reports: int = 10, seed: int = 1, style: str = "dmesg") -> None:
+def write(
+    path: Path, mib: int, reports: int = 10, seed: int = 1, style: str = "dmesg", xid: bool = True
+) -> None:
     rng = random.Random(seed)
+    templates = _TEMPLATES if xid else _QUIET
     target = mib * 1024 * 1024
     body = report_lines()
     every = target // (reports + 1)
+    # Noise is written in blocks with at most one report after each: small blocks when the
+    # reports are dense (a noise line is about 130 bytes), so they stay spread out.
+    per_block = min(2000, max(20, every // 400))
     written = 0
     uptime = 100.0
     next_report = every
@@ -76,10 +89,10 @@ def write(path: Path, mib: int, reports: int = 10, seed: int = 1, style: str = "
     with path.open("w", encoding="utf-8") as out:
         while written < target:
             block = []
-            for _ in range(2000):
+            for _ in range(per_block):
                 uptime += rng.random() * 0.01
-                block.append(noise_line(rng, style, uptime))
-            if done < reports and written >= next_report:
+                block.append(noise_line(rng, style, uptime, templates))
+            while done < reports and written >= next_report:
                 uptime = report_block(block, body, style, uptime, 1_000_000 + done)
                 done += 1
                 next_report += every
@@ -105,8 +118,10 @@ def write_kills(path: Path, kills: int, style: str = "dmesg") -> None:
             out.write("".join(block))
 
 
-def noise_line(rng: random.Random, style: str, uptime: float) -> str:
-    template = _TEMPLATES[rng.randrange(len(_TEMPLATES))]
+def noise_line(
+    rng: random.Random, style: str, uptime: float, templates: list[str] = _TEMPLATES
+) -> str:
+    template = templates[rng.randrange(len(templates))]
     message = template.format(n=rng.randrange(1 << 20), p=rng.randrange(1, 9), t=int(uptime))
     return f"{prefix(style, uptime)} {message}\n"
 
@@ -131,10 +146,13 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=1024)
     parser.add_argument(
         "--style",
-        choices=("dmesg", "journalctl"),
+        choices=("dmesg", "journalctl", "kernlog"),
         default="dmesg",
-        help="dmesg: [uptime] stamps; journalctl: `journalctl -k` text with a date and the host",
+        help="dmesg: [uptime] stamps; journalctl: `journalctl -k` text with a date and the host; "
+        "kernlog: rsyslog's kern.log, a date, the host and the uptime",
     )
+    parser.add_argument("--reports", type=int, default=10, help="complete OOM reports in --mib")
+    parser.add_argument("--no-xid", action="store_true", help="no NVRM Xid chatter in the noise")
     parser.add_argument(
         "--kills", type=int, help="instead of --mib: a crash loop of this many complete reports"
     )
@@ -142,7 +160,7 @@ def main() -> None:
     if args.kills:
         write_kills(args.path, args.kills, style=args.style)
     else:
-        write(args.path, args.mib, style=args.style)
+        write(args.path, args.mib, reports=args.reports, style=args.style, xid=not args.no_xid)
 
 
 if __name__ == "__main__":

@@ -1,57 +1,133 @@
 #!/usr/bin/env bash
-# Speed and memory of oomtrace against the tools it must keep up with, on the same inputs.
-# One line per case: oomtrace's wall time, the baseline's, the ratio, and oomtrace's peak RSS.
+# Speed and memory of oomtrace against the tools it must keep up with, on the same inputs: the
+# rows of the speed targets (issue 16), each a ratio to a baseline run in the same loop.
 #
-#   bash bench/run.sh            # makes bench/out/ inputs on first use (about 1.3 GiB of disk)
+#   bash bench/run.sh            # makes bench/out/ inputs on first use (about 6 GiB of disk)
+#   PAIRS=7 bash bench/run.sh    # more pairs per row (default 5; 3 for the rows over 10 s)
+#   ROWS=startup,stdin bash bench/run.sh   # only these rows (names below)
 #
-# Needs GNU time (/usr/bin/time, Debian package "time") and, for the journal case,
-# systemd-journal-remote. Set OOMTRACE to the command to measure (default: .venv/bin/oomtrace).
+# Each row runs oomtrace and its baseline alternately, PAIRS times, and prints the median of
+# the wall-time ratios and of the CPU-time ratios (user + system) over the pairs, oomtrace's
+# median wall and CPU seconds, and its largest peak RSS. Interleaving matters: this machine's
+# speed drifts from hour to hour by more than the differences measured, and a pair sees the same
+# machine. Needs GNU time (Debian package "time") and, for the journal rows,
+# systemd-journal-remote. OOMTRACE is the command measured (default: .venv/bin/oomtrace).
 source "$(dirname "$0")/common.sh"
+PAIRS=${PAIRS:-5}
+ROWS=${ROWS:-text,quiet,journalctl-text,gz,reports,startup,journal,stdin,rss}
+want() { [[ ",$ROWS," == *",$1,"* ]]; }
 
-[ -f "$OUT/kern-100m.log" ] || "$PYTHON" bench/make_log.py "$OUT/kern-100m.log" --mib 100
-[ -f "$OUT/kern-1g.log" ] || "$PYTHON" bench/make_log.py "$OUT/kern-1g.log" --mib 1024
-[ -f "$OUT/journalctl-1g.log" ] || "$PYTHON" bench/make_log.py "$OUT/journalctl-1g.log" --mib 1024 --style journalctl
-# A rotated log, compressed as logrotate does (gzip's default level).
-[ -f "$OUT/kern-1g.log.gz" ] || gzip -c "$OUT/kern-1g.log" > "$OUT/kern-1g.log.gz"
-if [ ! -f "$OUT/journal/bench.journal" ]; then
-    "$PYTHON" bench/make_journal.py "$OUT/journal/bench.journal" --entries 1000000
-fi
+make_inputs() {
+    local log=bench/make_log.py
+    [ -f "$OUT/kern-100m.log" ] || "$PYTHON" $log "$OUT/kern-100m.log" --mib 100
+    [ -f "$OUT/kern-1g.log" ] || "$PYTHON" $log "$OUT/kern-1g.log" --mib 1024
+    [ -f "$OUT/kern-3g.log" ] || "$PYTHON" $log "$OUT/kern-3g.log" --mib 3072
+    [ -f "$OUT/kern-650m.log" ] || "$PYTHON" $log "$OUT/kern-650m.log" --mib 650
+    [ -f "$OUT/quiet-1g.log" ] || "$PYTHON" $log "$OUT/quiet-1g.log" --mib 1024 --style kernlog --no-xid
+    [ -f "$OUT/journalctl-1g.log" ] || "$PYTHON" $log "$OUT/journalctl-1g.log" --mib 1024 --style journalctl
+    [ -f "$OUT/reports-5000.log" ] || "$PYTHON" $log "$OUT/reports-5000.log" --mib 217 --reports 5000
+    [ -f "$OUT/reports-10000.log" ] || "$PYTHON" $log "$OUT/reports-10000.log" --mib 434 --reports 10000
+    # A rotated log, compressed as logrotate does (gzip's default level).
+    [ -f "$OUT/kern-1g.log.gz" ] || gzip -c "$OUT/kern-1g.log" > "$OUT/kern-1g.log.gz"
+    if [ ! -f "$OUT/journal/bench.journal" ]; then
+        "$PYTHON" bench/make_journal.py "$OUT/journal/bench.journal" --entries 1000000
+    fi
+}
 
-# best of three: "<seconds> <peak kB>". Output goes to a real file (unless the command sends it
-# elsewhere itself, as the cat baseline does): GNU grep stops early when it
-# sees its output is /dev/null, which would flatter the baseline.
-measure() {
-    local best="" rss="" stats="$OUT/.time" sink="$OUT/.stdout"
-    for _ in 1 2 3; do
-        local start end seconds
-        start=$(date +%s%N)  # GNU time's %e has only two decimals: too coarse for cat
-        /usr/bin/time -o "$stats" -f "%M" sh -c "$1" >"$sink" 2>/dev/null
-        end=$(date +%s%N)
-        seconds=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.3f", (b - a) / 1e9}')
-        if [ -z "$best" ] || awk "BEGIN{exit !($seconds < $best)}"; then
-            best=$seconds
-            rss=$(tail -n 1 "$stats")
-        fi
+# One run: "<wall s> <cpu s> <peak kB>". Output goes to a real file (unless the command sends it
+# elsewhere itself): GNU grep stops early when its output is /dev/null, which would flatter it.
+once() {
+    local stats="$OUT/.time" start end
+    start=$(date +%s%N)  # GNU time's %e has two decimals: too coarse for `python -c pass`
+    /usr/bin/time -o "$stats" -f "%U %S %M" sh -c "$1" >"$OUT/.stdout" 2>/dev/null || true
+    end=$(date +%s%N)
+    read -r user sys peak < <(tail -n 1 "$stats")
+    awk -v a="$start" -v b="$end" -v u="$user" -v s="$sys" -v m="$peak" \
+        'BEGIN{printf "%.4f %.3f %d\n", (b - a) / 1e9, u + s, m}'
+}
+
+median() { sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+# row NAME TARGET OURS BASELINE_NAME BASELINE [PAIRS]
+row() {
+    local name=$1 target=$2 ours=$3 base_name=$4 base=$5 pairs=${6:-$PAIRS}
+    local runs="$OUT/.pairs" i
+    : >"$runs"
+    "$PYTHON" -c pass >/dev/null  # warm the page cache for both, untimed
+    sh -c "$ours" >/dev/null 2>&1 || true
+    sh -c "$base" >/dev/null 2>&1 || true
+    for ((i = 0; i < pairs; i++)); do
+        echo "$(once "$ours") $(once "$base")" >>"$runs"
     done
-    echo "$best $rss"
+    local wall cpu ratio cpu_ratio rss bwall bcpu
+    wall=$(awk '{print $1}' "$runs" | median)
+    cpu=$(awk '{print $2}' "$runs" | median)
+    bwall=$(awk '{print $4}' "$runs" | median)
+    bcpu=$(awk '{print $5}' "$runs" | median)
+    ratio=$(awk '{print ($4 > 0 ? $1 / $4 : 0)}' "$runs" | median)
+    cpu_ratio=$(awk '{print ($5 > 0 ? $2 / $5 : 0)}' "$runs" | median)
+    rss=$(awk 'BEGIN{m=0} {if ($3 > m) m = $3} END{print m}' "$runs")
+    awk -v n="$name" -v t="$target" -v w="$wall" -v c="$cpu" -v bn="$base_name" -v bw="$bwall" \
+        -v bc="$bcpu" -v r="$ratio" -v cr="$cpu_ratio" -v m="$rss" -v p="$pairs" 'BEGIN{
+        printf "%-44s | %7.3f s %6.2f cpu | %-36s %7.3f s %6.2f cpu | wall %6.2fx cpu %6.2fx | %4d MB | %s (%d pairs)\n",
+            n, w, c, bn, bw, bc, r, cr, m / 1024, t, p}'
 }
 
-report() {  # name, oomtrace command, baseline name, baseline command
-    read -r ours rss < <(measure "$2")
-    read -r base _ < <(measure "$4")
-    awk -v n="$1" -v o="$ours" -v b="$base" -v bn="$3" -v r="$rss" \
-        'BEGIN{printf "%-34s oomtrace %6.3f s  %-28s %6.3f s  ratio %6.2fx  peak RSS %4d MB\n", n, o, bn, b, (b>0?o/b:0), r/1024}'
-}
+make_inputs
+# The installed package's bytecode, as pip leaves it: a user's first run compiles nothing.
+"$PYTHON" -m compileall -q "$("$PYTHON" -c 'import oomtrace, os; print(os.path.dirname(oomtrace.__file__))')" >/dev/null
+unset PYTHONDONTWRITEBYTECODE
 
-for log in "$OUT/kern-100m.log" "$OUT/kern-1g.log" "$OUT/journalctl-1g.log"; do
-    name=$(basename "$log" .log)
-    report "$name: list vs grep" "$OOMTRACE list -k $log" "grep -c -E (3 patterns)" "$GREP $log"
-    # The read itself, as the target names it: cat to /dev/null (page cache to nowhere).
-    report "$name: list vs cat" "$OOMTRACE list -k $log" "cat file > /dev/null" "cat $log > /dev/null"
-done
-report "kern-1g.log.gz: list vs zcat|grep" "$OOMTRACE list -k $OUT/kern-1g.log.gz" "zcat | grep -c -E (3 patterns)" \
-    "zcat $OUT/kern-1g.log.gz | $GREP"
-for reader in python journalctl; do
-    report "journal 1M entries ($reader)" "$OOMTRACE list -D $OUT/journal --journal-reader $reader" \
-        "journalctl -k -o json" "journalctl -D $OUT/journal -k -o json"
-done
+echo "bench/run.sh $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r), $("$PYTHON" --version)"
+printf '%-44s | %-26s | %-57s | %-26s | %-7s | %s\n' case oomtrace baseline ratios "peak" target
+GREP_NAME="grep -c -E (3 patterns)"
+if want text; then
+    row "1 GiB dmesg text with Xid chatter: list" "<=1.3x wall, <=2.2x cpu" \
+        "$OOMTRACE list -k $OUT/kern-1g.log" "$GREP_NAME" "$GREP $OUT/kern-1g.log"
+fi
+if want quiet; then
+    row "1 GiB quiet kern.log (no Xid): list" "<=1.2x wall, <=1.8x cpu" \
+        "$OOMTRACE list -k $OUT/quiet-1g.log" "$GREP_NAME" "$GREP $OUT/quiet-1g.log"
+fi
+if want journalctl-text; then
+    row "1 GiB journalctl -k text: list" "<=1.3x wall" \
+        "$OOMTRACE list -k $OUT/journalctl-1g.log" "$GREP_NAME" "$GREP $OUT/journalctl-1g.log"
+fi
+if want gz; then
+    row "the 1 GiB dmesg text gzipped: list" "(no target)" \
+        "$OOMTRACE list -k $OUT/kern-1g.log.gz" "zcat | $GREP_NAME" "zcat $OUT/kern-1g.log.gz | $GREP"
+fi
+if want reports; then
+    for n in 5000 10000; do
+        log="$OUT/reports-$n.log"
+        size=$(( $(stat -c %s "$log") >> 20 ))
+        for command in "list" "why --all llama-server" "report -f markdown"; do
+            row "$n reports in $size MiB: ${command%% llama-server}" "<=10x wall, <=200 MB, x2.1/doubling" \
+                "$OOMTRACE $command -k $log" "$GREP_NAME" "$GREP $log" 3
+        done
+    done
+fi
+if want startup; then
+    row "why NAME on a 77-line log" "<=8x" \
+        "$OOMTRACE why llama-server -k fixtures/seed000_llama_server_gb10/kernel.log" \
+        "python -c pass" "$PYTHON -c pass" 9
+fi
+if want journal; then
+    row "journal, 1M entries: why NAME" "<=1.0x" "$OOMTRACE why llama-server -D $OUT/journal" \
+        "journalctl -k | grep -i oom-kill" "journalctl -D $OUT/journal -k | grep -i oom-kill" 3
+    for reader in python journalctl; do
+        row "journal, 1M entries: list ($reader reader)" "(no target)" \
+            "$OOMTRACE list -D $OUT/journal --journal-reader $reader" \
+            "journalctl -k -o json" "journalctl -D $OUT/journal -k -o json" 3
+    done
+fi
+if want stdin; then
+    row "650 MiB on standard input: list -k -" "<=1.5x" "$OOMTRACE list -k - < $OUT/kern-650m.log" \
+        "the same file by path" "$OOMTRACE list -k $OUT/kern-650m.log"
+fi
+if want rss; then
+    for log in kern-100m kern-1g kern-3g; do
+        row "$log.log: list (peak RSS flat)" "<=100 MB" \
+            "$OOMTRACE list -k $OUT/$log.log" "$GREP_NAME" "$GREP $OUT/$log.log" 3
+    done
+fi

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-
-from rich.progress import Progress
+from typing import TYPE_CHECKING
 
 from oomtrace.episodes import EpisodeBuilder
 from oomtrace.errors import InputError
 from oomtrace.model import Analysis
 from oomtrace.parse import parse_records
 from oomtrace.sources.base import Source
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def analyze(

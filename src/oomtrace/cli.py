@@ -4,36 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import importlib
 import io
 import os
 import stat
 import sys
 import tempfile
 import traceback
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
-from dateutil import tz as dateutil_tz
-from dateutil.parser import ParserError
-from dateutil.parser import parse as parse_date
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
-from oomtrace import __version__, check, jsonshapes
+from oomtrace import __version__, jsonshapes
 from oomtrace.analyze import analyze
 from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, UsageError
-from oomtrace.formats import FORMATS
+from oomtrace.formats import FORMATS, format_class
 from oomtrace.formats.base import Format
 from oomtrace.jsonshapes import Shape
 from oomtrace.listview import hosts_view, list_view
@@ -42,14 +31,6 @@ from oomtrace.redact import Redactor
 from oomtrace.sanitize import inert
 from oomtrace.select import between
 from oomtrace.sources.base import Source
-from oomtrace.sources.dmesg import RingBuffer
-from oomtrace.sources.journal import (
-    JournalQuery,
-    journal_source,
-    list_boots,
-    system_journal_present,
-    unit_log,
-)
 from oomtrace.sources.serverlog import read_server_log, summarize
 from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.sources.watchrecord import WatchRecordFile
@@ -59,12 +40,30 @@ from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
 from oomtrace.units import clock
 from oomtrace.verdict import Verdict, judge
+from oomtrace.zones import local_zone, named_zone
+
+if TYPE_CHECKING:
+    from oomtrace.sources.journal import JournalQuery
 
 EXAMPLE_FIXTURE = "fixtures/seed000_llama_server_gb10/kernel.log"
 
 
+# Commands that live in their own package, imported only when run (or listed by --help): the
+# watcher's modules would add a tenth to every other command's start-up.
+LAZY_COMMANDS = {"watch": ("oomtrace.watch.command", "watch_command")}
+
+
 class _Group(click.Group):
     """Turns every error into one line on stderr and a documented exit code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            module, name = LAZY_COMMANDS[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), name))
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -276,9 +275,9 @@ def _settings(
     until: str | None,
     redact: bool,
 ) -> _Settings:
-    zone: tzinfo | None = dateutil_tz.tzlocal()
+    zone: tzinfo | None = local_zone()
     if zone_name:
-        zone = _zone(zone_name)
+        zone = named_zone(zone_name)
     if year is not None and not 1970 <= year <= 9999:
         raise UsageError(
             f"--year {year if year < 10**12 else 'that long'} is not a year a log can hold",
@@ -287,6 +286,9 @@ def _settings(
     assert zone is not None
     booted = None
     if boot_time:
+        from dateutil.parser import ParserError
+        from dateutil.parser import parse as parse_date
+
         try:
             booted = parse_date(boot_time)
         except (ParserError, ValueError, OverflowError):
@@ -303,7 +305,10 @@ def _settings(
         # `cat kern.log | oomtrace why x`: what is piped in is the log to read.
         kernel_logs = ("-",)
     journal = None
-    if journal_dir or journal_files or (not kernel_logs and system_journal_present()):
+    # The journal's module only where a journal may be read: `-k FILE` runs start faster.
+    if journal_dir or journal_files or (not kernel_logs and _system_journal_present()):
+        from oomtrace.sources.journal import JournalQuery
+
         journal = JournalQuery(journal_dir, journal_files, host, boot, since_time, until_time)
     elif boot is not None:
         raise UsageError(
@@ -336,22 +341,10 @@ def _json_shape(spec: str | None, host_label: str | None) -> Shape | None:
     return shape
 
 
-def _zone(name: str) -> tzinfo:
-    """A --tz name, refused unless it names a zone (not a path, not a 5,000-character string)."""
-    unknown = UsageError(
-        f"unknown time zone {inert(name[:60])!r}", hint="use a name like UTC or Europe/Berlin"
-    )
-    if len(name) > 64 or ".." in name or name.startswith(("/", ".")):
-        raise unknown
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # dateutil warns, then reads, a key outside TZPATH
-            zone = dateutil_tz.gettz(name)
-    except (Warning, OSError, ValueError):
-        raise unknown from None
-    if zone is None:
-        raise unknown
-    return zone
+def _system_journal_present() -> bool:
+    from oomtrace.sources.journal import system_journal_present
+
+    return system_journal_present()
 
 
 def _stdin_is_data() -> bool:
@@ -370,8 +363,12 @@ def _sources(settings: _Settings) -> list[Source]:
         for path in settings.kernel_logs
     ]
     if settings.journal is not None:
+        from oomtrace.sources.journal import journal_source
+
         sources.append(journal_source(settings.journal, settings.zone, settings.journal_reader))
     if not sources:
+        from oomtrace.sources.dmesg import RingBuffer
+
         sources.append(RingBuffer(settings.zone))
     return sources + [WatchRecordFile(path, settings.zone) for path in settings.records]
 
@@ -419,7 +416,7 @@ def _draw(stream: IO[str], settings: _Settings, draw: Callable[[Format], None]) 
     plain = stream.isatty() or settings.format == "json"
     target: IO[str] = stream if plain else _Unpadded(stream)  # type: ignore[assignment]
     console = _Console(file=target, highlight=False, width=width)
-    draw(FORMATS[settings.format](console))
+    draw(format_class(settings.format)(console))
     target.flush()
 
 
@@ -549,6 +546,8 @@ def why_command(
         # Under systemd the unit's own records are the server's log.
         unit = deaths[-1].unit
         kill = deaths[-1].moment.time
+        from oomtrace.sources.journal import unit_log
+
         lines = unit_log(settings.journal, unit, settings.zone, settings.journal_reader, around=kill)
         facts = summarize(f"journal of {unit}", lines, None)
         if facts.lines:
@@ -641,6 +640,8 @@ Examples:
 @_source_options
 def check_command(cursor_file: str, **options: Any) -> None:
     """Exit 1 with one line when there was a new OOM kill since the last run (for NPD)."""
+    from oomtrace import check
+
     try:
         saved = check.read(cursor_file)
         settings = _settings(**options)
@@ -669,6 +670,8 @@ def _list_boots(settings: _Settings) -> None:
             "--boots needs a journal",
             hint="pass --journal-dir or --journal-file, or run where the system journal is",
         )
+    from oomtrace.sources.journal import list_boots
+
     found = list_boots(dataclasses.replace(settings.journal, boot=None))
     _render(settings, lambda fmt: fmt.boots(found))
 
@@ -678,6 +681,15 @@ def _analysis(settings: _Settings) -> tuple[Analysis, int]:
     sources = _sources(settings)
     if not _show_progress(settings):
         return between(analyze(sources, None, settings.since, settings.until), settings.since, settings.until)
+    from rich.progress import (  # only for a person at a terminal
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -743,12 +755,6 @@ def _quiet_broken_pipe() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     raise SystemExit(EXIT_SIGPIPE)
-
-
-# The watcher's command lives with the watcher; it borrows _zone from here, hence the late import.
-from oomtrace.watch.command import watch_command  # noqa: E402
-
-cli.add_command(watch_command)
 
 
 def main() -> None:

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 
-from dateutil import tz as dateutil_tz
-from dateutil.parser import ParserError, isoparse
-from dateutil.parser import parse as parse_date
-
 from oomtrace import jsonshapes
 from oomtrace.messages import message_start
 from oomtrace.records import NO_STAMP, Record, Stamp
+from oomtrace.zones import local_zone
+
+# dateutil's parser is imported where a stamp of no known shape needs it, not here: the shapes
+# this module knows are read without it, and it costs a small run a sixth of its start-up.
 
 # Month abbreviations as `%b` prints them in the locales people paste from (journald and
 # `dmesg -T` use the host locale). Keys are lower-case with any trailing dot removed.
@@ -93,7 +93,7 @@ _MD_ESCAPE = re.compile(r"\\([\[\]_*#<>`()|-])")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
 # Zone names dateutil does not know on its own (it knows UTC, GMT and the local zone's).
 _ZONE_NAMES = {
-    name: dateutil_tz.tzoffset(name, hours * 3600)
+    name: timezone(timedelta(hours=hours), name)
     for name, hours in (
         ("CET", 1),
         ("CEST", 2),
@@ -156,7 +156,7 @@ class LineSplitter:
     """
 
     source: str
-    zone: tzinfo = field(default_factory=dateutil_tz.tzlocal)
+    zone: tzinfo = field(default_factory=local_zone)
     """Zone for stamps printed without an offset (syslog, dmesg -T)."""
     reference: datetime = field(default_factory=lambda: datetime.now(UTC))
     """Syslog stamps have no year: take the one that puts them at or before this moment."""
@@ -662,7 +662,11 @@ def _syslog_rest(rest: str, *, tagless_is_host: bool) -> tuple[str, str | None, 
 def _named_zone(name: str) -> tzinfo | None:
     if name in ("UTC", "GMT", "Z"):
         return UTC
-    return _ZONE_NAMES.get(name) or dateutil_tz.gettz(name)
+    if name in _ZONE_NAMES:
+        return _ZONE_NAMES[name]
+    from dateutil import tz
+
+    return tz.gettz(name)
 
 
 def _in_zone(wall: datetime, zone: tzinfo) -> datetime:
@@ -675,6 +679,9 @@ def _in_zone(wall: datetime, zone: tzinfo) -> datetime:
 def _fuzzy_time(text: str, zone: tzinfo) -> datetime | None:
     """A date-time in a prefix of no known shape, as dateutil reads it (None when it cannot or
     the year is implausible)."""
+    from dateutil.parser import ParserError
+    from dateutil.parser import parse as parse_date
+
     try:
         wall = parse_date(text, fuzzy=True, tzinfos=_ZONE_NAMES)
     except (ParserError, ValueError, OverflowError):
@@ -717,6 +724,8 @@ def _parse_iso(text: str) -> datetime | None:
         return datetime.fromisoformat(text)
     except ValueError:
         pass
+    from dateutil.parser import isoparse  # forms fromisoformat refuses: "2026-11-14T08:00:03,1"
+
     try:
         return isoparse(text.replace(" ", "T", 1))
     except ValueError:

@@ -7,9 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
-from dateutil.parser import ParserError
-from dateutil.parser import parse as parse_date
-
 from oomtrace.prefixes import month_number
 
 # Each pattern cuts a stamp off the start of a line; dateutil (or the month table) reads it.
@@ -32,6 +29,9 @@ def stamp_of(line: str, zone: tzinfo, year: int) -> LineStamp:
     match = _ISO.match(line)
     if match:
         text = match.group(1).replace(",", ".")
+        from dateutil.parser import ParserError  # here: a kernel log alone never needs it
+        from dateutil.parser import parse as parse_date
+
         try:
             moment = parse_date(text)
         except (ParserError, ValueError, OverflowError):

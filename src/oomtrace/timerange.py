@@ -5,9 +5,6 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, tzinfo
 
-from dateutil.parser import ParserError
-from dateutil.parser import parse as parse_date
-
 from oomtrace.errors import UsageError
 
 HELP = (
@@ -64,6 +61,9 @@ def parse_when(value: str, zone: tzinfo, now: datetime | None = None) -> datetim
         raise UsageError(f"cannot read the time {value!r}: out of range", hint=HELP) from None
     if not _ABSOLUTE.search(word):
         raise UsageError(f"the time {value!r} is ambiguous", hint=HELP)
+    from dateutil.parser import ParserError  # here: only --since/--until need it
+    from dateutil.parser import parse as parse_date
+
     try:
         moment = parse_date(value, default=midnight.replace(tzinfo=None))
     except (ParserError, ValueError, OverflowError):

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from oomtrace.formats.base import Format
-from oomtrace.formats.json import JsonFormat
-from oomtrace.formats.markdown import MarkdownFormat
-from oomtrace.formats.text import TextFormat
+import importlib
 
-FORMATS: dict[str, type[Format]] = {"text": TextFormat, "json": JsonFormat, "markdown": MarkdownFormat}
+from oomtrace.formats.base import Format
+
+# The one registry of formats: name -> (module, class). A run imports only the format it renders
+# (the JSON format's module alone pulls in the explanation's whole data model).
+FORMATS: dict[str, tuple[str, str]] = {
+    "text": ("oomtrace.formats.text", "TextFormat"),
+    "json": ("oomtrace.formats.json", "JsonFormat"),
+    "markdown": ("oomtrace.formats.markdown", "MarkdownFormat"),
+}
+
+
+def format_class(name: str) -> type[Format]:
+    module, cls = FORMATS[name]
+    found: type[Format] = getattr(importlib.import_module(module), cls)
+    return found

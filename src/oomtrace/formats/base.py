@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
-from oomtrace.sources.journal import Boot
 from oomtrace.storyview import ReportView, WhyView
 from oomtrace.verdict import Verdict
+
+if TYPE_CHECKING:
+    from oomtrace.sources.journal import Boot
 
 
 class Format(ABC):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oomtrace.badness import Ranking
 from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
@@ -13,11 +13,13 @@ from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import restart_count
-from oomtrace.sources.journal import Boot
 from oomtrace.story import Story, TimelineEntry
 from oomtrace.storyview import ReportView, WhyView
 from oomtrace.units import iso_time
 from oomtrace.verdict import Verdict
+
+if TYPE_CHECKING:
+    from oomtrace.sources.journal import Boot
 
 SCHEMA = "oomtrace/1"
 

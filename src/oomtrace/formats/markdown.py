@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from oomtrace import __version__
 from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
-from oomtrace.sources.journal import Boot
 from oomtrace.storyview import Fact, Grid, MemoryView, ReportView, ServerLogView, StoryView, WhyView
 from oomtrace.units import clock_time
 from oomtrace.verdict import Verdict
+
+if TYPE_CHECKING:
+    from oomtrace.sources.journal import Boot
 
 # GitHub refuses comments longer than this many characters.
 GITHUB_LIMIT = 65_536

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.console import Group
 from rich.panel import Panel
@@ -12,10 +14,12 @@ from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
-from oomtrace.sources.journal import Boot
 from oomtrace.storyview import Fact, Grid, MemoryView, ReportView, ServerLogView, StoryView, WhyView
 from oomtrace.units import clock_time
 from oomtrace.verdict import Verdict
+
+if TYPE_CHECKING:
+    from oomtrace.sources.journal import Boot
 
 
 def _t(text: object, style: str = "") -> Text:

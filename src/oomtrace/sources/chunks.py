@@ -316,20 +316,24 @@ class _FileReader:
 def _scan(offset: int, data: bytes, cut_lines: int = 0, skipped_bytes: int = 0) -> Chunk:
     """What the chunk at `offset` holds: anchor lines (Hyperscan), newlines and Xids (numpy)."""
     work = _workspace(len(data))
-    ends: list[int] = []
+    found = _Found()
     if data:
-        _anchor_database().scan(data, match_event_handler=_found, context=ends, scratch=work.scratch)
+        _anchor_database().scan(data, match_event_handler=_found, context=found, scratch=work.scratch)
     array = np.frombuffer(data, dtype=np.uint8)
     newlines = np.equal(array, ord("\n"), out=work.newlines[: len(data)])
-    xids = _xid_starts(array, work.flags[: len(data)])
+    if found.xid:
+        xids = _xid_starts(array, work.flags[: len(data)])
+        groups = _xid_groups(array, newlines, xids)
+    else:  # Hyperscan saw no Xid anchor: numpy need not look (most chunks of a quiet log)
+        xids, groups = _NO_OFFSETS, ()
     return Chunk(
         offset=offset,
         data=data,
         first_line=0,  # numbered by _take, once the chunks before it are counted
         newline_count=int(np.count_nonzero(newlines)),
-        anchor_lines=tuple(sorted({data.rfind(b"\n", 0, end) + 1 for end in ends})),
+        anchor_lines=tuple(sorted({data.rfind(b"\n", 0, end) + 1 for end in found.ends})),
         xid_starts=xids,
-        xid_groups=_xid_groups(array, newlines, xids),
+        xid_groups=groups,
         cut_lines=cut_lines,
         skipped_bytes=skipped_bytes,
     )
@@ -352,20 +356,39 @@ def _workspace(size: int) -> _Workspace:
 
 @functools.cache
 def _anchor_database() -> Any:
-    """Every anchor but the Xid one (numpy finds those), compiled once per process."""
+    """Every anchor, compiled once per process. The Xid anchor is reported once per chunk at
+    most (HS_FLAG_SINGLEMATCH): that it is there is all the scan needs from Hyperscan; numpy
+    then finds every Xid line's offset (a callback per Xid line would cost more than the scan)."""
     literals = [anchor for anchor in ANCHORS if anchor != XID_ANCHOR]
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(
-        expressions=[re.escape(literal).encode() for literal in literals],
-        ids=list(range(len(literals))),
-        elements=len(literals),
-        flags=[0] * len(literals),
+        expressions=[re.escape(literal).encode() for literal in [*literals, XID_ANCHOR]],
+        ids=[*range(len(literals)), _XID_ID],
+        elements=len(literals) + 1,
+        flags=[0] * len(literals) + [hyperscan.HS_FLAG_SINGLEMATCH],
     )
     return database
 
 
-def _found(_id: int, _start: int, end: int, _flags: int, ends: object) -> None:
-    ends.append(end)  # type: ignore[attr-defined]
+_XID_ID = 1 << 30  # the Xid anchor's id in the database: apart from the others' 0, 1, 2...
+_NO_OFFSETS = np.empty(0, dtype=np.intp)
+
+
+class _Found:
+    """What Hyperscan's callback gathers in one chunk."""
+
+    __slots__ = ("ends", "xid")
+
+    def __init__(self) -> None:
+        self.ends: list[int] = []
+        self.xid = False
+
+
+def _found(id_: int, _start: int, end: int, _flags: int, found: _Found) -> None:
+    if id_ == _XID_ID:
+        found.xid = True
+    else:
+        found.ends.append(end)
 
 
 def _xid_starts(array: Any, flags: Any) -> Any:

@@ -7,7 +7,6 @@ from datetime import tzinfo
 from typing import Any
 
 import click
-from dateutil import tz as dateutil_tz
 from rich.console import Console
 
 from oomtrace.errors import InputError, UsageError
@@ -23,6 +22,7 @@ from oomtrace.watch.loop import WatchOptions, saved_cursor, watch
 from oomtrace.watch.probes import find_cgroup
 from oomtrace.watch.thresholds import HELP as WARN_HELP
 from oomtrace.watch.thresholds import parse_warn
+from oomtrace.zones import local_zone, named_zone
 
 
 @click.command(
@@ -130,9 +130,9 @@ Examples:
 )
 def watch_command(**options: Any) -> None:
     """Follow the kernel log live: warn before an OOM kill, tell its story the second it happens."""
-    from oomtrace.cli import _Unpadded, _zone
+    from oomtrace.cli import _Unpadded
 
-    zone: tzinfo = _zone(options["zone_name"]) if options["zone_name"] else dateutil_tz.tzlocal()
+    zone: tzinfo = named_zone(options["zone_name"]) if options["zone_name"] else local_zone()
     thresholds = parse_warn(options["warn_spec"])
     cgroups = []
     for name in options["cgroups"]:

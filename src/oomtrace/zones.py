@@ -1,0 +1,55 @@
+"""Time zones: the machine's own and those named by --tz, from the standard library's zoneinfo.
+
+dateutil's zone module costs more to import than the rest of a small run's start-up (it pulls
+in importlib.resources, pathlib and tempfile); it is imported only where zoneinfo cannot serve:
+a TZ of the POSIX rule form (`CET-1CEST,M3.5.0,M10.5.0/3`) or a machine with no zone files.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from datetime import tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from oomtrace.errors import UsageError
+from oomtrace.sanitize import inert
+
+LOCALTIME = "/etc/localtime"
+
+
+def local_zone() -> tzinfo:
+    """The zone the C library gives local times in: TZ's zone, else /etc/localtime's."""
+    key = os.environ.get("TZ")
+    try:
+        if key is None:
+            with open(LOCALTIME, "rb") as file:
+                return ZoneInfo.from_file(file, key="localtime")
+        key = key.removeprefix(":")
+        if key and not key.startswith("/"):
+            return ZoneInfo(key)
+    except (OSError, ValueError, ZoneInfoNotFoundError):
+        pass
+    from dateutil import tz  # the C library's own rules (time.timezone, time.altzone)
+
+    return tz.tzlocal()
+
+
+def named_zone(name: str) -> tzinfo:
+    """A --tz name, refused unless it names a zone (not a path, not a 5,000-character string)."""
+    unknown = UsageError(
+        f"unknown time zone {inert(name[:60])!r}", hint="use a name like UTC or Europe/Berlin"
+    )
+    if len(name) > 64 or ".." in name or name.startswith(("/", ".")):
+        raise unknown
+    from dateutil import tz  # it knows what zoneinfo does and the POSIX rule strings besides
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # dateutil warns, then reads, a key outside TZPATH
+            zone = tz.gettz(name)
+    except (Warning, OSError, ValueError):
+        raise unknown from None
+    if zone is None:
+        raise unknown
+    return zone
