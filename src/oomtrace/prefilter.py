@@ -67,7 +67,7 @@ class Prefilter:
                 # A tasks table of a big machine can outrun the region: it goes on while rows do.
                 self._left = REGION_MAX_LINES
             return True
-        if not any(anchor in text for anchor in ANCHORS):
+        if not holds_anchor(text):
             return False
         if "Killed process" not in text and any(start in text for start in REGION_STARTS):
             self._left = REGION_MAX_LINES
@@ -77,4 +77,14 @@ class Prefilter:
 
     @staticmethod
     def _anchored(text: str) -> bool:
-        return XID_ANCHOR not in text and any(anchor in text for anchor in ANCHORS)
+        return XID_ANCHOR not in text and holds_anchor(text)
+
+
+def holds_anchor(text: str) -> bool:
+    """Does `text` hold any of ANCHORS?"""
+    # A plain loop, not any() over a generator: a third faster, and the journal readers call
+    # this once an entry (a million times for a big journal).
+    for anchor in ANCHORS:  # noqa: SIM110 (measured: the loop is the faster)
+        if anchor in text:
+            return True
+    return False

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich import box
-from rich.console import Group
+from rich.console import Console, OverflowMethod
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -84,7 +85,7 @@ class TextFormat(Format):
 
     def hosts(self, view: HostsView) -> None:
         if view.rows:
-            self.console.print(_section(view.title, Grid(view.header, view.align, view.rows)))
+            self._section(view.title, Grid(view.header, view.align, view.rows))
         else:
             self.console.print(_t(view.empty))
         self.console.print(_t(view.footer), style="dim")
@@ -114,9 +115,8 @@ class TextFormat(Format):
         self.console.print(_t(view.footer), style="dim")
 
     def _server_log(self, log: ServerLogView) -> None:
-        grid = _facts(log.facts)
-        grid.add_row("Its last line", _t(log.last_line))
-        self.console.print(Group(Text(), Text("The server's own log", style="bold"), grid))
+        last_line = [Text("Its last line", style="bold"), _t(log.last_line)]
+        self._print([*_fact_rows(log.facts), last_line], _FACTS, "The server's own log")
 
     def report(self, analysis: Analysis, view: ReportView) -> None:
         self.console.print(Panel(_t(view.heading), title="oomtrace report", title_align="left"))
@@ -142,50 +142,119 @@ class TextFormat(Format):
         headline.append(_t(story.who, "bold"))
         headline.append(_t(story.what + (f"; {story.ending}" if story.ending else "")))
         self.console.print(Panel(headline, title=_t(story.title), title_align="left"))
-        self.console.print(_facts(story.facts))
+        self._print(_fact_rows(story.facts), _FACTS)
         if story.server_log is not None:
             self._server_log(story.server_log)
         if story.memory is not None:
-            self.console.print(self._memory(story.memory))
+            self._memory(story.memory)
         if story.holders is not None:
-            self.console.print(_section("Largest processes at the kill", story.holders))
+            self._section("Largest processes at the kill", story.holders)
         if story.timeline.rows:
-            self.console.print(self._timeline(story.timeline))
+            rows = [
+                [_t(offset), _t(when), _t(event, _TIMELINE_STYLES.get(kind, ""))]
+                for offset, when, kind, event in story.timeline.rows
+            ]
+            self._print(rows, _TIMELINE, "Timeline")
 
-    def _memory(self, memory: MemoryView) -> Group:
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(no_wrap=True)
-        grid.add_column()
-        grid.add_row(" ", _t(" · ".join(f"{label} {amount}" for label, amount in memory.figures)))
-        for note in memory.notes:
-            grid.add_row(" •", _t(note))
-        return Group(Text(), Text("Memory at the kill", style="bold"), grid)
+    def _memory(self, memory: MemoryView) -> None:
+        rows = [[Text(" "), _t(" · ".join(f"{label} {amount}" for label, amount in memory.figures))]]
+        rows += [[Text(" •"), _t(note)] for note in memory.notes]
+        self._print(rows, _MEMORY, "Memory at the kill")
 
-    def _timeline(self, timeline: Grid) -> Group:
-        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
-        table.add_column(no_wrap=True, justify="right")
-        table.add_column(no_wrap=True)
-        table.add_column()
-        for offset, when, kind, event in timeline.rows:
-            table.add_row(_t(offset), _t(when), _t(event, _TIMELINE_STYLES.get(kind, "")))
-        return Group(Text(), Text("Timeline", style="bold"), table)
+    def _section(self, title: str, grid: Grid) -> None:
+        """A small table under a bold title, numbers right-aligned as the view says."""
+        rows = [[Text(name, style="bold") for name in grid.header]]
+        rows += [[_t(cell) for cell in row] for row in grid.rows]
+        right = frozenset(i for i, align in enumerate(grid.align) if align == "r")
+        self._print(rows, _Layout(gap=2, right=right, wrap_last=False), title)
+
+    def _print(self, rows: list[list[Text]], layout: _Layout, title: str = "") -> None:
+        """Rows laid out as rich's tables lay them out, or by rich when they do not fit; with a
+        title, after a blank line and the title in bold (one print: each costs a render pass)."""
+        text = _laid_out(self.console.width, rows, layout, self.console)
+        if text is not None:
+            if title:
+                text = Text("\n").join([Text(), Text(title, style="bold"), text])
+            self.console.print(text, no_wrap=True, overflow="ignore", crop=False)
+            return
+        if title:
+            self.console.print()
+            self.console.print(Text(title, style="bold"))
+        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, layout.gap, 0, 0))
+        for index in range(len(rows[0]) if rows else 0):
+            last = index == len(rows[0]) - 1 and layout.wrap_last
+            table.add_column(
+                justify="right" if index in layout.right else "left",
+                no_wrap=not last,
+                overflow=layout.overflow if last else "ellipsis",
+            )
+        for row in rows:
+            table.add_row(*row)
+        self.console.print(table)
 
 
-def _facts(facts: tuple[Fact, ...]) -> Table:
-    grid = _grid()
-    for fact in facts:
-        grid.add_row(fact.label, _t(fact.brief or fact.value, _TONES[fact.tone]))
-    return grid
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How a block of rows is laid out: the spaces between columns, the right-aligned columns,
+    and whether the last column wraps (and how a word longer than it is cut)."""
+
+    gap: int
+    right: frozenset[int] = frozenset()
+    wrap_last: bool = True
+    overflow: OverflowMethod = "fold"
 
 
-def _section(title: str, grid: Grid) -> Group:
-    """A small table under a bold title, numbers right-aligned as the view says."""
-    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
-    for name, align in zip(grid.header, grid.align, strict=True):
-        table.add_column(name, justify="right" if align == "r" else "left", no_wrap=align == "r")
-    for row in grid.rows:
-        table.add_row(*(_t(cell) for cell in row))
-    return Group(Text(), Text(title, style="bold"), table)
+_FACTS = _Layout(gap=2)
+_MEMORY = _Layout(gap=1, overflow="ellipsis")
+_TIMELINE = _Layout(gap=2, right=frozenset({0}), overflow="ellipsis")
+
+
+def _laid_out(width: int, rows: list[list[Text]], layout: _Layout, console: Console) -> Text | None:
+    """The rows as rich's Table draws them here (each column as wide as its widest cell, the
+    last one wrapped in the width left), without its layout pass: rich measured every cell of
+    every table twice, which was most of `why --all`'s time on a log of thousands of kills.
+    None when the columns before the last do not fit the width: then rich's table decides."""
+    if not rows:
+        return Text()
+    count = len(rows[0])
+    fixed = count - 1 if layout.wrap_last else count
+    widths = [max(row[i].cell_len for row in rows) for i in range(fixed)]
+    indent = sum(widths) + layout.gap * (count - 1)
+    room = width - indent
+    if room < (1 if layout.wrap_last else 0):
+        return None
+    spacer = " " * layout.gap
+    lines: list[Text] = []
+    for row in rows:
+        line = Text()
+        for index, width_i in enumerate(widths):
+            cell = row[index]
+            pad = " " * (width_i - cell.cell_len)
+            if index in layout.right:
+                line.append(pad)
+                line.append_text(cell)
+            else:
+                line.append_text(cell)
+                line.append(pad)
+            if index < count - 1:
+                line.append(spacer)
+        if not layout.wrap_last:
+            lines.append(line)
+            continue
+        wrapped = row[-1].wrap(console, room, overflow=layout.overflow)
+        for number, part in enumerate(wrapped):
+            if number:
+                line = Text(" " * indent)
+            line.append_text(part)
+            lines.append(line)
+    return Text("\n").join(lines)
+
+
+def _fact_rows(facts: tuple[Fact, ...]) -> list[list[Text]]:
+    """A bold label and a value that folds: the shape of every fact list."""
+    return [
+        [Text(fact.label, style="bold"), _t(fact.brief or fact.value, _TONES[fact.tone])] for fact in facts
+    ]
 
 
 def _grid() -> Table:

@@ -23,7 +23,7 @@ from dateutil.parser import parse as parse_date
 
 from oomtrace.errors import InputError, UsageError
 from oomtrace.jsonshapes import load_object
-from oomtrace.prefilter import ANCHORS, Prefilter
+from oomtrace.prefilter import Prefilter, holds_anchor
 from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record
 from oomtrace.sources.base import Source
@@ -369,7 +369,7 @@ class JournalctlSource(_JournalSource):
             kernel = _KERNEL_FIELD in line
             # An entry with no anchor anywhere in its JSON has none in its message either: skip
             # it before parsing, unless a report is open (then the prefilter must see it).
-            if kernel and number > 1 and not prefilter.in_region and not any(a in line for a in ANCHORS):
+            if kernel and number > 1 and not prefilter.in_region and not holds_anchor(line):
                 continue
             entry = load_object(line)
             if entry is None:

@@ -1,0 +1,74 @@
+"""The terminal format lays out its fact lists, timelines and small tables itself (rich's table
+layout was most of `why --all`'s time): the lines must be those rich's Table draws."""
+
+from __future__ import annotations
+
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from oomtrace.formats.text import _FACTS, _MEMORY, _TIMELINE, _laid_out, _Layout
+
+WORDS = st.text(alphabet="abcdefghij·… ←-", min_size=0, max_size=30)
+CELL = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
+
+
+def _rich(width: int, rows: list[list[str]], layout: _Layout) -> str:
+    """What the format drew before: a rich Table with the layout's padding and columns."""
+    if layout is _FACTS or layout is _MEMORY:
+        table = Table.grid(padding=(0, layout.gap))
+    elif layout is _TIMELINE:
+        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
+    else:
+        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, layout.gap, 0, 0))
+    for index in range(len(rows[0])):
+        last = index == len(rows[0]) - 1 and layout.wrap_last
+        table.add_column(
+            justify="right" if index in layout.right else "left",
+            no_wrap=not last,
+            overflow=layout.overflow if last else "ellipsis",
+        )
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    return _lines(width, table)
+
+
+def _lines(width: int, renderable: object) -> str:
+    out = io.StringIO()
+    Console(file=out, width=width, highlight=False).print(renderable)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    width=st.integers(40, 140),
+    layout=st.sampled_from(
+        [_FACTS, _MEMORY, _TIMELINE, _Layout(gap=2, right=frozenset({1, 2}), wrap_last=False)]
+    ),
+    columns=st.integers(2, 4),
+    data=st.data(),
+)
+def test_the_layout_draws_what_richs_table_draws(
+    width: int, layout: _Layout, columns: int, data: st.DataObject
+) -> None:
+    if layout in (_FACTS, _MEMORY):
+        columns = 2
+    elif layout is _TIMELINE:
+        columns = 3
+    # Offsets, times, labels and numbers: no blank at either end.
+    short = st.text(alphabet="abcT-+0123456789 ", min_size=0, max_size=14).map(str.strip)
+    rows = data.draw(
+        st.lists(
+            st.tuples(*([short] * (columns - 1)), CELL if layout.wrap_last else short), min_size=1, max_size=6
+        )
+    )
+    rows = [list(row) for row in rows]
+    console = Console(file=io.StringIO(), width=width)
+    ours = _laid_out(width, [[Text(c) for c in row] for row in rows], layout, console)
+    if ours is None:
+        return  # too wide for the fixed columns: the format hands it to rich's table
+    assert _lines(width, ours) == _rich(width, rows, layout)
