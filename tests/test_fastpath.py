@@ -297,16 +297,21 @@ _PIECES = st.sampled_from(
     chunk_bytes=st.integers(16, 700),
     end_newline=st.booleans(),
     head=st.integers(0, 5),
+    # How far a chunk's reader peeks for the newline at its edges: lines longer than the peek
+    # take the reader's careful path, shorter ones its one-read path.
+    peek_bytes=st.sampled_from([2, 40, 4096]),
 )
 def test_chunks_match_a_naive_reading(
     lines: list[str],
     chunk_bytes: int,
     end_newline: bool,
     head: int,
+    peek_bytes: int,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(chunks, "_PEEK_BYTES", peek_bytes)
     data = ("\n".join(lines) + ("\n" if end_newline else "")).encode()
     path = tmp_path / "log"
     path.write_bytes(data)
