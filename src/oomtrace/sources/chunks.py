@@ -3,11 +3,12 @@ each, the lines worth parsing.
 
 Three libraries do the per-byte work so that Python only touches the few lines that matter:
 Hyperscan finds every anchor literal of `prefilter.ANCHORS` in one pass (and says whether the
-chunk holds an NVRM Xid line at all), numpy finds the newlines (for line numbers), and
-stringzilla the Xid lines. Hyperscan and numpy release the GIL, so a pool of threads scans
-chunks ahead while the caller parses. Xid lines get no Hyperscan callback: a noisy driver prints
-hundreds of thousands of them, and a callback per line contends for the GIL with the parsing
-thread. Their offsets and codes become numpy arrays, so their repeats can be counted.
+chunk holds an NVRM Xid line at all), stringzilla counts the newlines (for line numbers) and
+finds the Xid lines, and numpy reads the Xid codes. Hyperscan and numpy release the GIL, so a
+pool of threads scans chunks ahead while the caller parses. Xid lines get no Hyperscan
+callback: a noisy driver prints hundreds of thousands of them, and a callback per line contends
+for the GIL with the parsing thread. Their offsets and codes become numpy arrays, so their
+repeats can be counted.
 """
 
 from __future__ import annotations
@@ -359,18 +360,19 @@ def _scan(offset: int, data: bytes, cut_lines: int = 0, skipped_bytes: int = 0) 
     found = _Found()
     if data:
         _anchor_database().scan(data, match_event_handler=_found, context=found, scratch=work.scratch)
-    array = np.frombuffer(data, dtype=np.uint8)
-    newlines = np.equal(array, ord("\n"), out=work.newlines[: len(data)])
     if found.xid:
+        array = np.frombuffer(data, dtype=np.uint8)
+        newlines = np.equal(array, ord("\n"), out=work.newlines[: len(data)])
         xids = _xid_starts(data)
         groups = _xid_groups(array, newlines, xids)
-    else:  # Hyperscan saw no Xid anchor: numpy need not look (most chunks of a quiet log)
+    else:  # Hyperscan saw no Xid anchor: none to find (most chunks of a quiet log)
         xids, groups = _NO_OFFSETS, ()
     return Chunk(
         offset=offset,
         data=data,
         first_line=0,  # numbered by _take, once the chunks before it are counted
-        newline_count=int(np.count_nonzero(newlines)),
+        # One SIMD pass (numpy's compare-then-count was two); the Xid groups need the mask.
+        newline_count=stringzilla.count(data, b"\n"),
         anchor_lines=tuple(sorted({data.rfind(b"\n", 0, end) + 1 for end in found.ends})),
         xid_starts=xids,
         xid_groups=groups,
