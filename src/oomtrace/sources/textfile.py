@@ -341,8 +341,8 @@ def _big_file(path: str) -> str | None:
 
 
 def _scanner_importable() -> bool:
-    """Are hyperscan and numpy there? Imported only now: most logs are small, and numpy alone
-    takes longer to import than reading a small log."""
+    """Are hyperscan, numpy and stringzilla there? Imported only now: most logs are small, and
+    numpy alone takes longer to import than reading a small log."""
     try:
         from oomtrace.sources import chunks  # noqa: F401
     except ImportError:  # no wheel for this platform: every line is read, same answers
