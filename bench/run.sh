@@ -3,7 +3,7 @@
 # rows of the speed targets (issue 16), each a ratio to a baseline run in the same loop.
 #
 #   bash bench/run.sh            # makes bench/out/ inputs on first use (about 6 GiB of disk)
-#   PAIRS=7 bash bench/run.sh    # more pairs per row (default 5; 3 for the rows over 10 s)
+#   PAIRS=7 bash bench/run.sh    # more pairs per row (default 5; 2 or 3 for the rows over 10 s)
 #   ROWS=startup,stdin bash bench/run.sh   # only these rows (names below)
 #
 # Each row runs oomtrace and its baseline alternately, PAIRS times, and prints the median of
@@ -53,9 +53,10 @@ row() {
     local name=$1 target=$2 ours=$3 base_name=$4 base=$5 pairs=${6:-$PAIRS}
     local runs="$OUT/.pairs" i
     : >"$runs"
-    "$PYTHON" -c pass >/dev/null  # warm the page cache for both, untimed
-    sh -c "$ours" >/dev/null 2>&1 || true
-    sh -c "$base" >/dev/null 2>&1 || true
+    if ((pairs >= 5)); then  # the fast rows: warm the page cache for both, untimed
+        sh -c "$ours" >/dev/null 2>&1 || true
+        sh -c "$base" >/dev/null 2>&1 || true
+    fi
     for ((i = 0; i < pairs; i++)); do
         echo "$(once "$ours") $(once "$base")" >>"$runs"
     done
@@ -103,7 +104,7 @@ if want reports; then
         size=$(( $(stat -c %s "$log") >> 20 ))
         for command in "list" "why --all llama-server" "report -f markdown"; do
             row "$n reports in $size MiB: ${command%% llama-server}" "<=10x wall, <=200 MB, x2.1/doubling" \
-                "$OOMTRACE $command -k $log" "$GREP_NAME" "$GREP $log" 3
+                "$OOMTRACE $command -k $log" "$GREP_NAME" "$GREP $log" 2
         done
     done
 fi
