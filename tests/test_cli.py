@@ -407,3 +407,23 @@ def test_shell_completion_as_the_readme_says(shell: str) -> None:
             [sys.executable, "-m", "oomtrace"], env=env, capture_output=True, text=True, check=True
         )
         assert "--format" in done.stdout
+
+
+def test_why_on_a_small_log_imports_only_what_it_uses() -> None:
+    """Start-up is most of `why` on a small log (README, Performance): the watcher, the journal
+    and dmesg readers, the big-file scan, the progress bar, the other formats and dateutil load
+    only where a run needs them."""
+    log = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
+    code = (
+        "import sys\n"
+        f"sys.argv = ['oomtrace', 'why', 'llama-server', '-k', {str(log)!r}]\n"
+        "from oomtrace.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "unwanted = ('oomtrace.watch', 'oomtrace.sources.journal', 'oomtrace.sources.dmesg',\n"
+        "    'oomtrace.sources.chunks', 'oomtrace.check', 'oomtrace.metrics', 'oomtrace.formats.json',\n"
+        "    'oomtrace.formats.markdown', 'dateutil', 'rich.progress', 'numpy', 'hyperscan')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(unwanted)), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "was killed by the kernel OOM killer" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]"

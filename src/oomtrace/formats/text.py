@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -241,7 +242,11 @@ def _laid_out(width: int, rows: list[list[Text]], layout: _Layout, console: Cons
         if not layout.wrap_last:
             lines.append(line)
             continue
-        wrapped = row[-1].wrap(console, room, overflow=layout.overflow)
+        last = row[-1]
+        if last.cell_len <= room and "\n" not in last.plain and "\t" not in last.plain:
+            wrapped: Iterable[Text] = (last,)  # what wrap would give, for a third of its time
+        else:
+            wrapped = last.wrap(console, room, overflow=layout.overflow)
         for number, part in enumerate(wrapped):
             if number:
                 line = Text(" " * indent)

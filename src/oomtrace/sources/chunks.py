@@ -355,7 +355,8 @@ class _FileReader:
 
 
 def _scan(offset: int, data: bytes, cut_lines: int = 0, skipped_bytes: int = 0) -> Chunk:
-    """What the chunk at `offset` holds: anchor lines (Hyperscan), newlines and Xids (numpy)."""
+    """What the chunk at `offset` holds: anchor lines (Hyperscan), newlines (numpy), Xid lines
+    (stringzilla) and their codes (numpy)."""
     work = _workspace(len(data))
     found = _Found()
     if data:
