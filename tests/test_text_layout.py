@@ -11,30 +11,31 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from oomtrace.formats.text import _FACTS, _MEMORY, _TIMELINE, _laid_out, _Layout
+from oomtrace.formats.text import _FACTS, _MEMORY, _TIMELINE, _laid_out, _Layout, _table
 
 WORDS = st.text(alphabet="abcdefghij·… ←-", min_size=0, max_size=30)
 CELL = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
 
 
-def _rich(width: int, rows: list[list[str]], layout: _Layout) -> str:
-    """What the format drew before: a rich Table with the layout's padding and columns."""
+def _rich(rows: list[list[Text]], layout: _Layout) -> Table:
+    """What the format drew before it laid rows out itself: its fact and memory grids and its
+    timeline table; its small tables were the format's fallback table (`_table`)."""
     if layout is _FACTS or layout is _MEMORY:
         table = Table.grid(padding=(0, layout.gap))
     elif layout is _TIMELINE:
         table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 1))
     else:
-        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, layout.gap, 0, 0))
+        return _table(rows, layout)
     for index in range(len(rows[0])):
-        last = index == len(rows[0]) - 1 and layout.wrap_last
+        last = index == len(rows[0]) - 1
         table.add_column(
             justify="right" if index in layout.right else "left",
             no_wrap=not last,
             overflow=layout.overflow if last else "ellipsis",
         )
     for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    return _lines(width, table)
+        table.add_row(*row)
+    return table
 
 
 def _lines(width: int, renderable: object) -> str:
@@ -68,7 +69,10 @@ def test_the_layout_draws_what_richs_table_draws(
     )
     rows = [list(row) for row in rows]
     console = Console(file=io.StringIO(), width=width)
-    ours = _laid_out(width, [[Text(c) for c in row] for row in rows], layout, console)
+    cells = [[Text(c) for c in row] for row in rows]
+    ours = _laid_out(cells, layout, console)
     if ours is None:
         return  # too wide for the fixed columns: the format hands it to rich's table
-    assert _lines(width, ours) == _rich(width, rows, layout)
+    assert _lines(width, ours) == _lines(width, _rich(cells, layout))
+    # ...and the fallback for rows that do not fit draws the same where they do.
+    assert _lines(width, ours) == _lines(width, _table(cells, layout))

@@ -172,7 +172,7 @@ class TextFormat(Format):
     def _print(self, rows: list[list[Text]], layout: _Layout, title: str = "") -> None:
         """Rows laid out as rich's tables lay them out, or by rich when they do not fit; with a
         title, after a blank line and the title in bold (one print: each costs a render pass)."""
-        text = _laid_out(self.console.width, rows, layout, self.console)
+        text = _laid_out(rows, layout, self.console)
         if text is not None:
             if title:
                 text = Text("\n").join([Text(), Text(title, style="bold"), text])
@@ -181,17 +181,7 @@ class TextFormat(Format):
         if title:
             self.console.print()
             self.console.print(Text(title, style="bold"))
-        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, layout.gap, 0, 0))
-        for index in range(len(rows[0]) if rows else 0):
-            last = index == len(rows[0]) - 1 and layout.wrap_last
-            table.add_column(
-                justify="right" if index in layout.right else "left",
-                no_wrap=not last,
-                overflow=layout.overflow if last else "ellipsis",
-            )
-        for row in rows:
-            table.add_row(*row)
-        self.console.print(table)
+        self.console.print(_table(rows, layout))
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,18 +200,34 @@ _MEMORY = _Layout(gap=1, overflow="ellipsis")
 _TIMELINE = _Layout(gap=2, right=frozenset({0}), overflow="ellipsis")
 
 
-def _laid_out(width: int, rows: list[list[Text]], layout: _Layout, console: Console) -> Text | None:
-    """The rows as rich's Table draws them here (each column as wide as its widest cell, the
-    last one wrapped in the width left), without its layout pass: rich measured every cell of
-    every table twice, which was most of `why --all`'s time on a log of thousands of kills.
-    None when the columns before the last do not fit the width: then rich's table decides."""
+def _table(rows: list[list[Text]], layout: _Layout) -> Table:
+    """The rows as a rich Table: what `_laid_out` draws without it, and what lays out the rows
+    it cannot."""
+    table = Table(box=None, pad_edge=False, show_header=False, padding=(0, layout.gap, 0, 0))
+    for index in range(len(rows[0]) if rows else 0):
+        last = index == len(rows[0]) - 1 and layout.wrap_last
+        table.add_column(
+            justify="right" if index in layout.right else "left",
+            no_wrap=not last,
+            overflow=layout.overflow if last else "ellipsis",
+        )
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _laid_out(rows: list[list[Text]], layout: _Layout, console: Console) -> Text | None:
+    """The rows as `_table` draws them on this console (each column as wide as its widest cell,
+    the last one wrapped in the width left), without rich's layout pass: it measured every cell
+    of every table twice, which was most of `why --all`'s time on a log of thousands of kills.
+    None when the columns before the last do not fit the width: then the table decides."""
     if not rows:
         return Text()
     count = len(rows[0])
     fixed = count - 1 if layout.wrap_last else count
     widths = [max(row[i].cell_len for row in rows) for i in range(fixed)]
     indent = sum(widths) + layout.gap * (count - 1)
-    room = width - indent
+    room = console.width - indent
     if room < (1 if layout.wrap_last else 0):
         return None
     spacer = " " * layout.gap
@@ -243,7 +249,8 @@ def _laid_out(width: int, rows: list[list[Text]], layout: _Layout, console: Cons
             lines.append(line)
             continue
         last = row[-1]
-        if last.cell_len <= room and "\n" not in last.plain and "\t" not in last.plain:
+        plain = last.plain
+        if last.cell_len <= room and "\n" not in plain and "\t" not in plain:
             wrapped: Iterable[Text] = (last,)  # what wrap would give, for a third of its time
         else:
             wrapped = last.wrap(console, room, overflow=layout.overflow)
