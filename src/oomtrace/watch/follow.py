@@ -190,21 +190,37 @@ def _unescape(message: str) -> str:
     return "".join(out)
 
 
-class JournalReaderFollower(Follower):
-    """The journal through systemd-python's Reader: kernel entries and the userspace killers'."""
+class _JournalFollower(Follower):
+    """What both journal readers keep: the entries' numbering and boots, the cursor of the last
+    entry read, and the gap to say once, in the next batch."""
 
     kind = "journal"
     name = "journal"
 
-    def __init__(self, query: JournalQuery, zone: tzinfo, cursor: str | None = None) -> None:
+    def __init__(self, zone: tzinfo, cursor: str | None) -> None:
         self.zone = zone
-        self.reader = _open_reader(query)
-        _add_matches(self.reader, query, None)
-        self._lost = 0
-        self._lost_why = ""
         self._cursor = cursor
         self._boot_ids: dict[str, int] = {}
         self._number = 0
+        self._lost, self._lost_why = 0, ""
+
+    def _records(self, entry: dict[str, object]) -> list[Record]:
+        self._number += 1
+        return journal_records(entry, "journal", self._number, self._boot_ids, self.zone)
+
+    def _batch(self, records: list[Record]) -> Batch:
+        lost, why = self._lost, self._lost_why
+        self._lost, self._lost_why = 0, ""
+        return Batch(tuple(records), self._cursor, lost, why)
+
+
+class JournalReaderFollower(_JournalFollower):
+    """The journal through systemd-python's Reader: kernel entries and the userspace killers'."""
+
+    def __init__(self, query: JournalQuery, zone: tzinfo, cursor: str | None = None) -> None:
+        super().__init__(zone, cursor)
+        self.reader = _open_reader(query)
+        _add_matches(self.reader, query, None)
         self._pending = False
         """The reader stands on an entry not yet read (the first after a vacuumed cursor)."""
         resumed = False
@@ -239,33 +255,23 @@ class JournalReaderFollower(Follower):
         records: list[Record] = []
         while self._pending or self.reader._next():
             self._pending = False
-            self._number += 1
             entry = _entry(self.reader)
             self._cursor = self.reader._get_cursor()
-            records += journal_records(entry, "journal", self._number, self._boot_ids, self.zone)
-        lost, why = self._lost, self._lost_why
-        self._lost, self._lost_why = 0, ""
-        return Batch(tuple(records), self._cursor, lost, why)
+            records += self._records(entry)
+        return self._batch(records)
 
     def close(self) -> None:
         self.reader.close()
 
 
-class JournalctlFollower(Follower):
+class JournalctlFollower(_JournalFollower):
     """`journalctl -f -o json --all` (`-o json` drops fields over 4 KiB without `--all`), for
     machines without systemd-python."""
 
-    kind = "journal"
-    name = "journal"
-
     def __init__(self, query: JournalQuery, zone: tzinfo, cursor: str | None = None) -> None:
-        self.zone = zone
+        super().__init__(zone, cursor)
         self.query = query
-        self._boot_ids: dict[str, int] = {}
-        self._number = 0
         self._buffer = b""
-        self._cursor = cursor
-        self._lost, self._lost_why = 0, ""
         self.process = self._start(["--after-cursor", cursor] if cursor else ["-n", "0"])
         if cursor and _exits_soon(self.process):
             # A cursor journalctl cannot seek to: resume at its time (cursors carry it as t=).
@@ -306,14 +312,11 @@ class JournalctlFollower(Follower):
             entry = load_object(line)
             if entry is None:
                 continue
-            self._number += 1
             cursor = entry.get("__CURSOR")
             if isinstance(cursor, str):
                 self._cursor = cursor
-            records += journal_records(entry, "journal", self._number, self._boot_ids, self.zone)
-        lost, why = self._lost, self._lost_why
-        self._lost, self._lost_why = 0, ""
-        return Batch(tuple(records), self._cursor, lost, why)
+            records += self._records(entry)
+        return self._batch(records)
 
     def close(self) -> None:
         self.process.terminate()
