@@ -8,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from oomtrace.episodes import LOOKBACK_S, moment_gap
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
+from oomtrace.incidents import LOOKBACK_S, moment_gap
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import USERSPACE_KILLERS
 from oomtrace.sources.serverlog import ServerLogFacts

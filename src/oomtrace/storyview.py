@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
-from oomtrace.episodes import moment_gap
 from oomtrace.explain import (
     Explanation,
     MemoryPicture,
@@ -22,6 +21,7 @@ from oomtrace.explain import (
     plan_comparison,
     warning_summary,
 )
+from oomtrace.incidents import moment_gap
 from oomtrace.model import Analysis, Episode
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
