@@ -182,6 +182,24 @@ def test_a_log_written_after_the_kill_is_never_the_signature_of_it(tmp_path: Pat
     note = document["server_log"]["note"]
     assert note.startswith("the log runs on 51s past the kill (its last stamped line)")
     assert "signature of a kill" not in note
+    # The contract says it too: not "silent" (the signature of a kill) but "runs-on".
+    assert document["server_log"]["ending"] == "runs-on"
+
+
+def test_the_log_of_a_process_that_was_not_killed_running_on_is_expected() -> None:
+    # seed 004: tf-engine invoked the killer, ollama's runner was killed; tf-engine's own log
+    # (docker logs -t) runs on 2m35s past the kill, as the log of a survivor does.
+    case = FIXTURES / "seed004_tf_engine_involvement"
+    args = ("-k", str(FIXTURES / "seed004_tensorfold_cotenant_gb10" / "kernel.log"))
+    document = json.loads(
+        run("why", "tf-engine", *args, "--server-log", str(case / "server.log"), "-f", "json").stdout
+    )
+    server = document["server_log"]
+    assert server["ending"] == "runs-on" and server["gap_s"] < -60
+    assert server["note"] == (
+        "the log runs on 2m35s past the kill (its last stamped line), as it should: tf-engine was not killed"
+    )
+    assert "not the log of the process that died" not in document["verdict"]
 
 
 def test_an_mtime_end_says_how_unreliable_it_is_and_server_log_end_overrides_it(tmp_path: Path) -> None:
@@ -189,9 +207,18 @@ def test_an_mtime_end_says_how_unreliable_it_is_and_server_log_end_overrides_it(
     log = tmp_path / "server.log"
     log.write_text((seed000 / "server.log").read_text())  # a copy: its mtime is now, days later
     args = ("-k", str(seed000 / "kernel.log"), "--year", "2026", "--tz", "UTC", "--server-log", str(log))
-    copied = json.loads(run("why", "llama-server", *args, "-f", "json").stdout)["server_log"]
+    document = json.loads(run("why", "llama-server", *args, "-f", "json").stdout)
+    copied = document["server_log"]
     assert copied["last_time_from"] == "mtime"
-    assert "(its file's modification time, which a copy changes: see --server-log-end)" in copied["note"]
+    # A modification time days after the kill is most likely the copy's: no confident sentence
+    # that the log is another process's, and the way to say when it really ended.
+    assert "which may be when it was copied or touched, not when it ended" in copied["note"]
+    assert "give --server-log-end TIME" in copied["note"]
+    for said in (copied["note"], document["verdict"]):
+        assert "it is not the log of the process that died" not in said
+        assert "signature of a kill" not in said
+    # The time is not known, so the ending stays what its last lines say, never "runs-on".
+    assert copied["ending"] == "silent"
     given = json.loads(
         run("why", "llama-server", *args, "--server-log-end", "2026-11-14 13:12:10", "-f", "json").stdout
     )["server_log"]

@@ -552,7 +552,7 @@ def why_command(
         facts = summarize(f"journal of {unit}", lines, None)
         if facts.lines:
             logs = [facts]
-    verdict = judge(analysis, name, deaths[-1] if deaths else None, logs)
+    verdict = judge(analysis, name, deaths[-1] if deaths else None, logs, len(deaths), every)
     chosen = deaths if every else deaths[-1:]
     stories = [with_server_warnings(tell(analysis, episode, name), logs) for episode in chosen]
     redactor = _redactor(settings, analysis)

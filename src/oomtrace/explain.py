@@ -95,10 +95,15 @@ class MemoryPicture:
     memcg_usage_kb: int | None
     memcg_limit_kb: int | None
     memcg_failcnt: int | None
+    """The cgroup's failcnt: how often its usage hit the limit since the cgroup was made (v1)."""
     notes: tuple[str, ...]
+    memcg_failcnt_before: int | None = None
+    """failcnt at the previous report of the same cgroup in the log, if there is one."""
 
 
-def memory_picture(episode: Episode) -> MemoryPicture | None:
+def memory_picture(episode: Episode, previous: Episode | None = None) -> MemoryPicture | None:
+    """`previous` is the report before this one of the same cgroup: its failcnt shows this
+    kill's share of the cgroup's lifetime count."""
     info = episode.mem_info
     page = episode.page_size_kb
     memcg = next((c for c in episode.memcg_usage if c.kind == "memory"), None)
@@ -124,8 +129,15 @@ def memory_picture(episode: Episode) -> MemoryPicture | None:
         unaccounted = max(ram_kb - known, 0)
     min_watermark = sum(z.values_kb.get("min", 0) for z in episode.zones) or None
     zone_free = sum(z.values_kb.get("free", 0) for z in episode.zones) or None
+    before = next((c for c in previous.memcg_usage if c.kind == "memory"), None) if previous else None
     notes = _memory_notes(
-        episode, ram_kb, free_kb if free_kb is not None else zone_free, min_watermark, file_kb, unaccounted
+        episode,
+        ram_kb,
+        free_kb if free_kb is not None else zone_free,
+        min_watermark,
+        file_kb,
+        unaccounted,
+        (before.failcnt, previous) if before is not None and previous is not None else None,
     )
     return MemoryPicture(
         ram_kb=ram_kb,
@@ -143,6 +155,7 @@ def memory_picture(episode: Episode) -> MemoryPicture | None:
         memcg_limit_kb=memcg.limit_kb if memcg else None,
         memcg_failcnt=memcg.failcnt if memcg else None,
         notes=notes,
+        memcg_failcnt_before=before.failcnt if before is not None else None,
     )
 
 
@@ -153,14 +166,14 @@ def _memory_notes(
     min_watermark_kb: int | None,
     file_kb: int | None,
     unaccounted_kb: int | None,
+    before: tuple[int, Episode] | None = None,
 ) -> tuple[str, ...]:
     notes = []
     memcg = next((c for c in episode.memcg_usage if c.kind == "memory"), None)
     if memcg is not None and memcg.limit_kb and memcg.usage_kb >= memcg.limit_kb * 0.98:
-        # cgroup v2 kernels print failcnt 0: the counter is v1's, not a count of none.
-        times = f" (hit the limit {memcg.failcnt:,} times)" if memcg.failcnt else ""
         notes.append(
-            f"the cgroup was at its limit: {kib(memcg.usage_kb)} used of {kib(memcg.limit_kb)}{times}"
+            f"the cgroup was at its limit: {kib(memcg.usage_kb)} used of {kib(memcg.limit_kb)}"
+            + _failcnt_words(memcg.failcnt, before)
         )
     if free_kb is not None and min_watermark_kb and free_kb <= min_watermark_kb * 1.1:
         notes.append(
@@ -182,6 +195,22 @@ def _memory_notes(
             f"no process's RSS: {where}, which RSS and nvidia-smi never show"
         )
     return tuple(notes)
+
+
+def _failcnt_words(failcnt: int, before: tuple[int, Episode] | None) -> str:
+    """failcnt counts since the cgroup was made, not this kill: say so, and what changed since
+    the cgroup's report before this one where the log holds it."""
+    if not failcnt:
+        # cgroup v2 kernels print failcnt 0: the counter is v1's, not a count of none.
+        return ""
+    words = f" (failcnt {failcnt:,}: the times it hit the limit since the cgroup was made"
+    if before is not None:
+        earlier, report = before
+        if earlier <= failcnt:
+            words += f"; {failcnt - earlier:,} since its report at {clock(report.moment)}"
+        else:
+            words += f"; lower than at its report at {clock(report.moment)}, so the cgroup was made anew"
+    return words + ")"
 
 
 def _gpu_driver_seen(episode: Episode) -> bool:
@@ -361,13 +390,20 @@ def top_holders(episode: Episode, count: int = 5) -> tuple[Holder, ...]:
     return tuple(holders[:count])
 
 
+def large_holders(episode: Episode) -> list[Holder]:
+    """The processes in the tasks table other than the victim holding at least 1 GiB and a
+    twentieth of RAM: memory the victim's death did not free."""
+    ram_kb = (episode.pages.get("ram", 0) - episode.pages.get("reserved", 0)) * episode.page_size_kb
+    floor = max(1024 * 1024, ram_kb // 20)
+    victim = episode.victim.pid if episode.victim is not None else None
+    return [h for h in top_holders(episode, 50) if h.pid != victim and h.rss_kb >= floor]
+
+
 def cotenants_note(episode: Episode) -> str | None:
     """Other large processes beside the victim: memory the victim's death did not free."""
     if episode.victim is None:
         return None
-    ram_kb = (episode.pages.get("ram", 0) - episode.pages.get("reserved", 0)) * episode.page_size_kb
-    floor = max(1024 * 1024, ram_kb // 20)
-    others = [h for h in top_holders(episode, 50) if h.pid != episode.victim.pid and h.rss_kb >= floor]
+    others = large_holders(episode)
     if not others:
         return None
     listed = ", ".join(f"{h.name} (pid {h.pid}, {kib(h.rss_kb)})" for h in others[:4])

@@ -194,7 +194,8 @@ class KernelWarning:
 
 @dataclass(frozen=True, slots=True)
 class Incident:
-    """Kills that came in one burst, with the warnings that preceded them."""
+    """One memory shortage: kills in one burst, all global or all in one cgroup tree, with the
+    warnings that preceded them."""
 
     id: int
     episode_ids: tuple[int, ...]
@@ -202,6 +203,11 @@ class Incident:
     earliest_warning: KernelWarning | None
     lead_time_s: float | None
     """Seconds from the earliest warning to the first kill; None when a time is unknown."""
+    during: tuple[KernelWarning, ...] = ()
+    """Warning runs that began after its first kill and by its last: a later kill's warnings."""
+    beside: tuple[int, ...] = ()
+    """Ids of kills of other incidents on the same host at the same time (within a burst's gap
+    of one of its own): another cgroup's shortage, or a global OOM beside a cgroup's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,9 +307,20 @@ class Analysis:
     )
     """Episode id → (episode, its incident): every format asks once per kill, so no scans."""
 
+    _earlier_report: dict[int, Episode] = field(init=False, repr=False, compare=False, default_factory=dict)
+    """Episode id → the report before it of the same cgroup on the same host (its counters)."""
+
     def __post_init__(self) -> None:
         incident_of = {e: incident for incident in self.incidents for e in incident.episode_ids}
         self._by_id.update((e.id, (e, incident_of.get(e.id))) for e in self.episodes)
+        latest: dict[tuple[str | None, str], Episode] = {}
+        for episode in self.episodes:
+            if episode.memcg is None or not episode.memcg_usage:
+                continue
+            key = (episode.host, episode.memcg)
+            if key in latest:
+                self._earlier_report[episode.id] = latest[key]
+            latest[key] = episode
 
     def range_note(self) -> str | None:
         """The range applied and what it left out, for footers and "nothing found" messages."""
@@ -340,3 +357,7 @@ class Analysis:
 
     def episode(self, episode_id: int) -> Episode:
         return self._by_id[episode_id][0]
+
+    def previous_in_memcg(self, episode: Episode) -> Episode | None:
+        """The report before this one of the same memory cgroup (same host), if the log holds one."""
+        return self._earlier_report.get(episode.id)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
-from oomtrace.incidents import LOOKBACK_S, moment_gap
+from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import USERSPACE_KILLERS
 from oomtrace.sources.serverlog import ServerLogFacts
@@ -45,6 +45,22 @@ class Story:
     lead_time_s: float | None
     timeline: tuple[TimelineEntry, ...]
     memory: MemoryPicture | None
+    warnings_before: tuple[KernelWarning, ...] = ()
+    """The warning runs before this kill: the incident's, and those that began after its first
+    kill and before this one (a later kill's own warnings)."""
+    elsewhere: tuple[tuple[Episode, int | None], ...] = ()
+    """Kills of other incidents on the same host at the same time, each with its incident's id:
+    what else happened on the machine, never collateral."""
+
+    @property
+    def first_of_incident(self) -> bool:
+        return self.incident is None or self.incident.episode_ids[0] == self.episode.id
+
+    @property
+    def warned_before_incident(self) -> bool:
+        """Did the first warning come before the incident's first kill (not only before this one)?"""
+        warning = self.earliest_warning
+        return warning is not None and self.incident is not None and warning in self.incident.warnings
 
 
 def name_matches(query: str, comm: str) -> bool:
@@ -84,10 +100,15 @@ def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
     incident = analysis.incident_of(episode)
     members = [analysis.episode(i) for i in incident.episode_ids] if incident else [episode]
     collateral = tuple(e for e in members if e.id != episode.id)
-    earliest = incident.earliest_warning if incident else None
+    before = warnings_before(episode, incident)
+    earliest = first_warning(before)
     lead = None
     if earliest is not None:
         lead = moment_gap(earliest.first, episode.moment)
+    elsewhere = tuple(
+        (other, found.id if (found := analysis.incident_of(other)) else None)
+        for other in (analysis.episode(i) for i in (incident.beside if incident else ()))
+    )
     return Story(
         query=query,
         episode=episode,
@@ -96,9 +117,26 @@ def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
         collateral=collateral,
         earliest_warning=earliest,
         lead_time_s=lead,
-        timeline=_timeline(episode, members, incident),
-        memory=memory_picture(episode),
+        timeline=_timeline(episode, members, incident, elsewhere),
+        memory=memory_picture(episode, analysis.previous_in_memcg(episode)),
+        warnings_before=before,
+        elsewhere=elsewhere,
     )
+
+
+def warnings_before(episode: Episode, incident: Incident | None) -> tuple[KernelWarning, ...]:
+    """The incident's warnings, and those that began within it before this kill."""
+    if incident is None:
+        return ()
+    later = tuple(w for w in incident.during if _before(w.first, episode.moment))
+    return incident.warnings + later
+
+
+def _before(moment: Moment, kill: Moment) -> bool:
+    gap = moment_gap(moment, kill)
+    if gap is None or gap == 0:
+        return moment.source == kill.source and moment.seq < kill.seq
+    return gap > 0
 
 
 def with_server_warnings(story: Story, logs: list[ServerLogFacts]) -> Story:
@@ -128,7 +166,10 @@ _SHORT_LINE = 100
 
 
 def _timeline(
-    episode: Episode, members: list[Episode], incident: Incident | None
+    episode: Episode,
+    members: list[Episode],
+    incident: Incident | None,
+    elsewhere: tuple[tuple[Episode, int | None], ...] = (),
 ) -> tuple[TimelineEntry, ...]:
     kill = episode.moment
     entries: list[TimelineEntry] = []
@@ -139,7 +180,7 @@ def _timeline(
         gap = moment_gap(kill, moment)
         entries.append(TimelineEntry(moment, gap, kind, text, short or text, episode_id))
 
-    for warning in incident.warnings if incident else ():
+    for warning in (*incident.warnings, *incident.during) if incident else ():
         repeat = f" (×{warning.count}, last {_short(warning.last)})" if warning.count > 1 else ""
         summary = warning_summary(warning.kind, warning.key, warning.text)
         add(warning.first, "warning", warning.text + repeat, short=summary + repeat)
@@ -164,6 +205,12 @@ def _timeline(
             add(note.moment, "unit", note.text, member.id)
         if member.reaped is not None:
             add(member.reaped.moment, "reaped", f"oom_reaper freed {member.reaped.comm}'s memory", member.id)
+    for other, number in elsewhere:
+        where = f"{scope_words(other)}, incident {number}" if number is not None else scope_words(other)
+        by = "" if other.killer == "kernel" else f"{other.killer} "
+        who = f"{by}killed {victim_name(other)}" if other.victim else f"{other.killer} reports a kill"
+        text = f"{who} in another incident ({where})"
+        add(other.moment, "elsewhere", text, other.id, short=f"elsewhere: {text}")
     entries.sort(key=lambda e: (e.offset_s if e.offset_s is not None else 0.0, e.moment.seq))
     return tuple(entries)
 
@@ -217,6 +264,15 @@ def victim_name(episode: Episode) -> str:
         pid = f"pid {episode.victim.pid}" if episode.victim.pid is not None else "pid not in the log"
         return f"{episode.victim.comm} ({pid})"
     return episode.unit or "an unknown process"
+
+
+def scope_words(episode: Episode) -> str:
+    """What ran short in a few words: "memory cgroup /b", "global OOM", "a userspace killer"."""
+    if episode.killer == "kernel":
+        if episode.constraint == "memcg":
+            return f"memory cgroup {episode.memcg}" if episode.memcg else "a memory cgroup"
+        return f"{episode.constraint} OOM" if episode.constraint else "scope not in the log"
+    return f"by {episode.killer}"
 
 
 def killed_by(episode: Episode) -> str:

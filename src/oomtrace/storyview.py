@@ -22,9 +22,9 @@ from oomtrace.explain import (
     warning_summary,
 )
 from oomtrace.incidents import moment_gap
-from oomtrace.model import Analysis, Episode
+from oomtrace.model import Analysis, Episode, KernelWarning
 from oomtrace.services import restart_count
-from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
+from oomtrace.story import Report, Story, killed_by, lead_words, scope_words, victim_name
 from oomtrace.units import clock, clock_time, kib, relative
 from oomtrace.verdict import Verdict
 
@@ -260,8 +260,7 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
         said.append(why.adj_origin[0].upper() + why.adj_origin[1:] + ".")
     warning = story.earliest_warning
     if warning is not None:
-        summary = warning_summary(warning.kind, warning.key, warning.text)
-        said.append(f"The first warning, {summary}, came {lead_words(story)}.")
+        said.append(f"The first warning, {_summary(warning)}, came {lead_words(story)}{_which_kill(story)}.")
     else:
         said.append("Nothing in the kernel log warned before the kill.")
     others = len(story.collateral)
@@ -270,7 +269,46 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
         if others
         else "No other process was killed in the same incident."
     )
+    if story.elsewhere:
+        count = len(story.elsewhere)
+        said.append(
+            f"At the same time {count} process{'es were' if count != 1 else ' was'} killed in "
+            f"another incident on the machine: {_elsewhere_words(story)}."
+        )
     return tuple(said)
+
+
+def _which_kill(story: Story) -> str:
+    """For a later kill of an incident: whether its first warning also came before the first kill."""
+    if story.first_of_incident or story.earliest_warning is None or story.incident is None:
+        return ""
+    if story.warned_before_incident:
+        return ", before the incident's first kill too"
+    earlier = story.incident.earliest_warning
+    if earlier is None:
+        return ", after the incident's first kill (nothing in the kernel log warned before that)"
+    return f", after the incident's first kill (before it: {_summary(earlier)})"
+
+
+def _summary(warning: KernelWarning) -> str:
+    return warning_summary(warning.kind, warning.key, warning.text)
+
+
+def _elsewhere_fact(story: Story) -> list[Fact]:
+    """Kills of other incidents at the same time: said, and never as collateral."""
+    if not story.elsewhere:
+        return []
+    return [Fact("elsewhere", "Meanwhile", f"in another incident: {_elsewhere_words(story)}")]
+
+
+def _elsewhere_words(story: Story) -> str:
+    parts = []
+    for other, number in story.elsewhere:
+        gap = relative(moment_gap(story.episode.moment, other.moment))
+        incident = f", incident {number}" if number is not None else ""
+        who = f"{other.victim.comm} (pid {other.victim.pid}, " if other.victim else f"{victim_name(other)} ("
+        parts.append(f"{who}{gap}, {scope_words(other)}{incident})")
+    return ", ".join(parts)
 
 
 def _kernel_facts(story: Story, why: Explanation) -> tuple[Fact, ...]:
@@ -318,6 +356,7 @@ def _kernel_facts(story: Story, why: Explanation) -> tuple[Fact, ...]:
         facts.append(Fact("cotenants", "Beside it", why.cotenants))
     facts += _unit_facts(episode)
     facts.append(Fact("collateral", "Also killed", _collateral_words(story)))
+    facts += _elsewhere_fact(story)
     facts.append(Fact("first-warning", "First warning", _first_warning(story)))
     if why.driver_frames:
         facts.append(Fact("driver-frames", "Driver frames", ", ".join(why.driver_frames)))
@@ -342,6 +381,7 @@ def _other_facts(story: Story) -> tuple[Fact, ...]:
         facts.append(Fact("unit", "Unit", episode.unit))
     facts += _unit_facts(episode)
     facts.append(Fact("collateral", "Also killed", _collateral_words(story)))
+    facts += _elsewhere_fact(story)
     facts.append(Fact("first-warning", "First warning", _first_warning(story)))
     return tuple(facts + _caveats(episode))
 
@@ -376,7 +416,7 @@ def _first_warning(story: Story) -> str:
     if warning is None:
         return "none in the kernel log before the kill"
     repeat = f", {warning.count} times" if warning.count > 1 else ""
-    return f"{warning_summary(warning.kind, warning.key, warning.text)} ({lead_words(story)}{repeat})"
+    return f"{_summary(warning)} ({lead_words(story)}{repeat}){_which_kill(story)}"
 
 
 def _collateral(story: Story) -> Grid | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from oomtrace.explain import large_holders, top_holders
 from oomtrace.model import Analysis, Crash, Episode
 from oomtrace.services import restart_count
 from oomtrace.sources.serverlog import ServerLogFacts
@@ -35,8 +36,15 @@ class Involvement:
     """The target took part in a kill without being its victim."""
 
     role: str
-    """"trigger" (it invoked the killer) or "bystander" (it sat in the tasks table)."""
+    """One of ROLES: "trigger" (it invoked the killer), "holder" (it was one of the large
+    processes in the tasks table) or "bystander" (it sat in the tasks table)."""
     episode: Episode
+    rss_kb: int | None = None
+    """Its resident set in the tasks table, where its row says."""
+
+
+# A part in a kill, strongest first: a headline leads with the strongest the target played.
+ROLES = ("trigger", "holder", "bystander")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +55,10 @@ class ServerLogReading:
     gap_s: float | None
     """Seconds from the log's last line to the kill (negative: the log runs on past it)."""
     note: str
+    ending: str = "silent"
+    """The log's ending set against the kill: its own (ServerLogFacts.ending), or "runs-on"
+    where it stops with no error more than AT_THE_KILL_S after the kill by a stamped (or given)
+    last line: what wrote it was alive then."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +83,17 @@ def judge(
     query: str,
     death: Episode | None,
     logs: list[ServerLogFacts],
+    kills: int = 1,
+    every: bool = False,
 ) -> Verdict:
-    """Weigh the kernel's record of the target against its own log."""
+    """Weigh the kernel's record of the target against its own log. `kills` is how many kills
+    of the target the log holds (`death` is the latest); `every` when all are told (--all)."""
     involvement = tuple(_involvement(analysis, query)) if death is None else ()
+    strongest = _strongest(involvement)
     # Without a death of its own, the log is set against the kill the target took part in.
-    reading = _best_reading(logs, death or (involvement[-1].episode if involvement else None))
+    reading = _best_reading(
+        logs, death or (strongest[-1].episode if strongest else None), None if death else query
+    )
     searched = _searched(analysis)
 
     def verdict(
@@ -88,15 +106,16 @@ def judge(
         crash: Crash | None = None,
     ) -> Verdict:
         involved = None
-        if involvement and involvement[-1].episode.victim is not None:
-            episode_of = involvement[-1].episode
+        if strongest and strongest[-1].episode.victim is not None:
+            episode_of = strongest[-1].episode
             involved = tell(analysis, episode_of, episode_of.victim.comm if episode_of.victim else query)
         return Verdict(
             query, cause, headline, found, episode, reading, involvement, crash, searched, involved
         )
 
     if death is not None:
-        return verdict(cause_of(death), _killed_headline(death, reading), found=True, episode=death)
+        headline = _killed_headline(death, reading) + _of_many(query, kills, every)
+        return verdict(cause_of(death), headline, found=True, episode=death)
     crash = next((c for c in reversed(analysis.crashes) if name_matches(query, c.comm)), None)
     facts = reading.facts if reading else None
     no_kill = " (no kernel OOM kill of it in the kernel log)"
@@ -107,19 +126,20 @@ def judge(
         evidence = crash.text if crash is not None else (facts.ending_line if facts else "")
         return verdict("crash", f"{query} crashed: {evidence}{no_kill}", involvement=involvement, crash=crash)
     if involvement:
-        return verdict(
-            "unknown", _involved_headline(query, involvement[-1], reading), involvement=involvement
-        )
+        return verdict("unknown", _involved_headline(query, strongest, reading), involvement=involvement)
     if facts is not None and facts.ending == "clean":
         return verdict("clean-exit", f"{query} shut down cleanly: {facts.ending_line}")
     return verdict("unknown", _unknown_headline(query, reading, analysis, searched))
 
 
-def _best_reading(logs: list[ServerLogFacts], death: Episode | None) -> ServerLogReading | None:
-    """The log whose end lies closest before the kill (or the latest, with no kill)."""
+def _best_reading(
+    logs: list[ServerLogFacts], death: Episode | None, survivor: str | None = None
+) -> ServerLogReading | None:
+    """The log whose end lies closest before the kill (or the latest, with no kill); `survivor`
+    names the target when the kill was of another process (its log running on is expected)."""
     if not logs:
         return None
-    readings = [_read(facts, death) for facts in logs]
+    readings = [_read(facts, death, survivor) for facts in logs]
     timed = [r for r in readings if r.gap_s is not None]
     if timed:
         return min(
@@ -128,32 +148,49 @@ def _best_reading(logs: list[ServerLogFacts], death: Episode | None) -> ServerLo
     return readings[-1]
 
 
-def _read(facts: ServerLogFacts, death: Episode | None) -> ServerLogReading:
+def _read(facts: ServerLogFacts, death: Episode | None, survivor: str | None = None) -> ServerLogReading:
     if death is None or death.moment.time is None or facts.last_time is None:
-        return ServerLogReading(facts, None, _ending_words(facts))
+        return ServerLogReading(facts, None, _ending_words(facts), facts.ending)
     gap = (death.moment.time - facts.last_time).total_seconds()
+    from_mtime = facts.last_time_from == "mtime"
     when = {
         "mtime": "its file's modification time, which a copy changes: see --server-log-end",
         "given": "--server-log-end",
     }.get(facts.last_time_from or "", "its last stamped line")
-    if gap < -RUNS_ON_S:
+    ending = facts.ending
+    if gap < -AT_THE_KILL_S and from_mtime:
+        # A copy without -p or a touch moves the time later: the log's end is not known.
         note = (
-            f"the log runs on {duration(-gap)} past the kill ({when}): "
-            "it is not the log of the process that died"
+            f"its file's modification time is {duration(-gap)} after the kill, which may be when it "
+            f"was copied or touched, not when it ended: give --server-log-end TIME (when its last "
+            f"line was written) to set it against the kill; "
+            + ("it stops with no error" if facts.ending == "silent" else _ending_words(facts))
         )
     elif gap < -AT_THE_KILL_S:
         # Written after the kill: whatever wrote it was alive then. Never "the signature of a kill".
-        note = (
-            f"the log runs on {duration(-gap)} past the kill ({when}): it may be another process's "
-            "log, or the kill came before this process's end"
-        )
+        ending = "runs-on" if facts.ending == "silent" else facts.ending
+        if survivor is not None:
+            note = (
+                f"the log runs on {duration(-gap)} past the kill ({when}), as it should: "
+                f"{survivor} was not killed"
+            )
+        elif gap < -RUNS_ON_S:
+            note = (
+                f"the log runs on {duration(-gap)} past the kill ({when}): "
+                "it is not the log of the process that died"
+            )
+        else:
+            note = (
+                f"the log runs on {duration(-gap)} past the kill ({when}): it may be another process's "
+                "log, or the kill came before this process's end"
+            )
     elif gap > NOT_THIS_KILL_S:
         note = f"the log ends {duration(gap)} before the kill ({when}): it is not this kill's log"
     elif gap > SAME_DEATH_S:
         note = f"the log ends {duration(gap)} before the kill ({when}); it may have been idle"
     else:
         note = f"the log ends {duration(max(gap, 0))} before the kill ({when}): {_ending_words(facts)}"
-    return ServerLogReading(facts, gap, note)
+    return ServerLogReading(facts, gap, note, ending)
 
 
 def _ending_words(facts: ServerLogFacts) -> str:
@@ -176,30 +213,99 @@ def _killed_headline(death: Episode, reading: ServerLogReading | None) -> str:
     return headline
 
 
+def _of_many(query: str, kills: int, every: bool) -> str:
+    """Which of several kills of the target the headline tells."""
+    if kills <= 1:
+        return ""
+    if every:
+        return f"; the last of {kills} kills of {query} in the log, each told below"
+    return f"; the last of {kills} kills of {query} in the log (oomtrace why {query} --all tells each)"
+
+
 def _involvement(analysis: Analysis, query: str) -> list[Involvement]:
     found = []
     for episode in analysis.episodes:
         if episode.trigger is not None and name_matches(query, episode.trigger.comm):
-            found.append(Involvement("trigger", episode))
+            found.append(Involvement("trigger", episode, _rss_of(episode, query)))
+            continue
+        rss = _rss_of(episode, query)
+        if rss is not None and any(name_matches(query, h.name) for h in large_holders(episode)):
+            found.append(Involvement("holder", episode, rss))
         elif any(name_matches(query, str(row.get("name", ""))) for row in episode.tasks):
-            found.append(Involvement("bystander", episode))
+            found.append(Involvement("bystander", episode, rss))
     return found
 
 
-def _involved_headline(query: str, involved: Involvement, reading: ServerLogReading | None) -> str:
-    episode = involved.episode
-    victim = episode.victim
-    killed = (
-        f"the kernel killed {victim.comm} (pid {victim.pid}, {kib(victim.anon_rss_kb)} anon) instead"
-        if victim is not None
-        else "the report does not say whom it killed"
-    )
-    when = clock(episode.moment)
-    if involved.role == "trigger":
-        head = f"{query} invoked the OOM killer at {when}; {killed}"
+def _rss_of(episode: Episode, query: str) -> int | None:
+    sizes = [h.rss_kb for h in top_holders(episode, len(episode.tasks)) if name_matches(query, h.name)]
+    return max(sizes) if sizes else None
+
+
+def _strongest(involvement: tuple[Involvement, ...]) -> tuple[Involvement, ...]:
+    """The kills in which the target played its strongest part (ROLES order), oldest first."""
+    for role in ROLES:
+        found = tuple(i for i in involvement if i.role == role)
+        if found:
+            return found
+    return ()
+
+
+def _times(count: int) -> str:
+    return "twice" if count == 2 else f"{count} times"
+
+
+def _when_list(episodes: list[Episode]) -> str:
+    """ "at 2026-11-19 21:47:34+00:00 and 21:47:35": the first in full, later ones of the same day
+    by their clock time; past three, the first and the last."""
+    first = episodes[0].moment
+    times = [clock(first)]
+    for episode in episodes[1:]:
+        moment = episode.moment
+        same_day = (
+            moment.time is not None
+            and first.time is not None
+            and (moment.time.date(), moment.time.utcoffset()) == (first.time.date(), first.time.utcoffset())
+        )
+        times.append(moment.time.strftime("%H:%M:%S") if same_day and moment.time else clock(moment))
+    if len(times) > 3:
+        return f"first at {times[0]}, last at {times[-1]}"
+    return "at " + (times[0] if len(times) == 1 else ", ".join(times[:-1]) + " and " + times[-1])
+
+
+def _killed_instead(episodes: list[Episode]) -> str:
+    victims = [e.victim for e in episodes if e.victim is not None]
+    if not victims:
+        return "the report does not say whom it killed"
+    named = [f"{v.comm} (pid {v.pid}, {kib(v.anon_rss_kb)} anon)" for v in victims[:3]]
+    more = f" and {len(victims) - 3} more" if len(victims) > 3 else ""
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    missing = len(episodes) - len(victims)
+    unknown = f" (and {missing} whose report does not say)" if missing else ""
+    return f"the kernel killed {listed}{more}{unknown} instead"
+
+
+def _involved_headline(
+    query: str, strongest: tuple[Involvement, ...], reading: ServerLogReading | None
+) -> str:
+    episodes = [i.episode for i in strongest]
+    role = strongest[0].role
+    when = _when_list(episodes)
+    count = len(episodes)
+    kills = "the OOM kill" if count == 1 else f"{count} OOM kills"
+    if role == "trigger":
+        head = (
+            f"{query} invoked the OOM killer {when}; never chosen"
+            if count == 1
+            else f"{query} invoked the OOM killer {_times(count)}, {when}; never chosen"
+        )
+    elif role == "holder":
+        held = max((i.rss_kb for i in strongest if i.rss_kb is not None), default=None)
+        size = f" ({kib(held)} resident{' at most' if count > 1 else ''})" if held is not None else ""
+        head = f"{query} was one of the largest processes{size} at {kills}, {when}, and was never chosen"
     else:
-        head = f"{query} was running beside the OOM kill at {when} and was not chosen; {killed}"
-    if reading is not None and reading.gap_s is not None and reading.gap_s < -RUNS_ON_S:
+        head = f"{query} was running beside {kills}, {when}, and was never chosen"
+    head += f"; {_killed_instead(episodes)}"
+    if reading is not None and reading.ending == "runs-on":
         head += f", and {query}'s log runs on past it"
     return head
 

@@ -250,6 +250,8 @@ def incident_json(incident: Incident) -> dict[str, Any]:
         "warnings": [warning_json(w) for w in incident.warnings],
         "earliest_warning": warning_json(incident.earliest_warning) if incident.earliest_warning else None,
         "lead_time_s": incident.lead_time_s,
+        "during": [warning_json(w) for w in incident.during],
+        "beside": list(incident.beside),
     }
 
 
@@ -280,6 +282,7 @@ def story_json(story: Story) -> dict[str, Any]:
         "timeline": [timeline_json(t) for t in story.timeline],
         "memory": memory_json(story.memory),
         "incident": story.incident.id if story.incident else None,
+        "elsewhere": [{"episode": other.id, "incident": number} for other, number in story.elsewhere],
     }
 
 
@@ -336,6 +339,7 @@ def _empty_story(query: str) -> dict[str, Any]:
         "timeline": [],
         "memory": None,
         "incident": None,
+        "elsewhere": [],
     }
 
 
@@ -351,7 +355,7 @@ def verdict_json(verdict: Verdict, story: Story | None) -> dict[str, Any]:
             "last_line": facts.last_line,
             "last_time": iso_time(facts.last_time),
             "last_time_from": facts.last_time_from,
-            "ending": facts.ending,
+            "ending": reading.ending,
             "ending_line": facts.ending_line,
             "gap_s": reading.gap_s,
             "note": reading.note,
