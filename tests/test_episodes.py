@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -10,11 +11,13 @@ from dateutil import tz
 
 from oomtrace.analyze import analyze
 from oomtrace.episodes import EpisodeBuilder
+from oomtrace.incidents import moment_gap
 from oomtrace.model import Analysis
 from oomtrace.parse import parse_records
 from oomtrace.prefixes import LineSplitter
 from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import FIXTURES, run
+from tests.reshaped import BOOT, global_report, memcg_report, nvrm_line
 
 GOLDEN_LOGS = sorted(FIXTURES.glob("*/kernel.log"))
 
@@ -237,3 +240,61 @@ def test_a_kill_read_from_two_sources_is_one_episode(tmp_path: Path) -> None:
     assert document["source"]["kills_read_twice"] == 4
     text = run("list", "-k", str(log), "-k", str(copy), "--tz", "UTC", "--year", "2026").stdout
     assert "4 kill(s) found in two sources were counted once" in " ".join(text.split())
+
+
+def _reshaped(lines: list[str]) -> Analysis:
+    """Lines of tests.reshaped (dmesg uptimes of the CI machine's boot) read as the CLI reads them."""
+    builder = EpisodeBuilder()
+    builder.begin_source("t", "file", boot_time=datetime.fromisoformat(BOOT))
+    splitter = LineSplitter("t", zone=tz.UTC, year=2026)
+    records = (r for number, line in enumerate(lines, start=1) for r in splitter.split(line, number))
+    for record, event in parse_records(records):
+        builder.feed(record, event)
+    return builder.finish()
+
+
+def _victims(analysis: Analysis) -> list[tuple[str, ...]]:
+    return [
+        tuple(analysis.episode(i).victim.comm for i in incident.episode_ids)  # type: ignore[union-attr]
+        for incident in analysis.incidents
+    ]
+
+
+def test_kills_in_two_cgroup_trees_are_two_incidents_even_seconds_apart() -> None:
+    """Issue 22: two memcg OOMs 14 s apart in /a and /b (neither under the other) are two
+    shortages; a kill in /a/job under /a, 16 s later, is /a's."""
+    lines = memcg_report(100.0, "/a", 3001, "job-a") + memcg_report(114.0, "/b", 3002, "job-b")
+    lines += memcg_report(130.0, "/a/job", 3003, "job-a2")
+    analysis = _reshaped(lines)
+    assert _victims(analysis) == [("job-a", "job-a2"), ("job-b",)]
+    first, second = analysis.incidents
+    # What else happened on the machine at the same time is said, in both directions.
+    assert first.beside == (2,) and second.beside == (1, 3)
+
+
+def test_a_memcg_kill_beside_a_global_one_is_its_own_incident() -> None:
+    lines = memcg_report(200.0, "/a", 4001, "job-a") + global_report(205.0, 5001, "hog")
+    lines += global_report(206.0, 5002, "hog2") + memcg_report(207.0, "/a", 4002, "job-a2")
+    analysis = _reshaped(lines)
+    assert [e.constraint for e in analysis.episodes] == ["memcg", "global", "global", "memcg"]
+    assert _victims(analysis) == [("job-a", "job-a2"), ("hog", "hog2")]
+
+
+def test_kills_of_the_same_cgroup_a_minute_apart_are_still_two_incidents() -> None:
+    analysis = _reshaped(memcg_report(100.0, "/a", 1, "x") + memcg_report(200.0, "/a", 2, "y"))
+    assert _victims(analysis) == [("x",), ("y",)]
+
+
+def test_a_warning_after_an_incidents_first_kill_is_held_for_its_later_kills() -> None:
+    """The NVRM line 75 ms before the second kill of a burst is no warning of the first kill
+    and came before no incident's start: the incident keeps it for the kills after it."""
+    second = global_report(206.0, 5002, "hog2")
+    kill_at = 206.0 + 0.0001 * (len(second) - 1)
+    lines = [*global_report(205.0, 5001, "hog"), nvrm_line(kill_at - 0.075), *second]
+    analysis = _reshaped(lines)
+    (incident,) = analysis.incidents
+    assert incident.warnings == () and incident.earliest_warning is None
+    (during,) = incident.during
+    assert during.kind == "nvrm-no-memory"
+    gap = moment_gap(during.first, analysis.episode(2).moment)
+    assert gap is not None and abs(gap - 0.075) < 1e-3

@@ -14,6 +14,7 @@ from oomtrace.explain import adj_origin, cgroup_owner, explain_episode, memory_p
 from oomtrace.model import Episode, Frame, Trigger
 from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import FIXTURES
+from tests.reshaped import memcg_report
 
 
 def episodes(path: Path) -> tuple[Episode, ...]:
@@ -153,3 +154,22 @@ def test_memcg_picture_says_the_cgroup_was_at_its_limit() -> None:
     memory = memory_picture(episode)
     assert memory is not None and memory.memcg_limit_kb == 65536
     assert any("at its limit" in note for note in memory.notes)
+
+
+def test_failcnt_is_said_as_the_cgroups_count_since_it_was_made_and_its_change(tmp_path: Path) -> None:
+    """The CI machine's memcg v1 report says `failcnt 240`: the cgroup's lifetime count, which a
+    second report of the same cgroup (failcnt 251) turns into 11 hits between the two."""
+    log = tmp_path / "kernel.log"
+    log.write_text(
+        "\n".join([*memcg_report(100.0, failcnt=240), *memcg_report(160.5, pid=2111, failcnt=251)]) + "\n"
+    )
+    first, second = episodes(log)
+    (note,) = [n for n in memory_picture(first).notes if "failcnt" in n]  # type: ignore[union-attr]
+    assert note.endswith("(failcnt 240: the times it hit the limit since the cgroup was made)")
+    picture = memory_picture(second, first)
+    assert picture is not None and (picture.memcg_failcnt, picture.memcg_failcnt_before) == (251, 240)
+    (note,) = [n for n in picture.notes if "failcnt" in n]
+    assert "; 11 since its report at uptime 100." in note
+    # A count lower than the report before: the cgroup was made anew, never a negative change.
+    (note,) = [n for n in memory_picture(first, second).notes if "failcnt" in n]  # type: ignore[union-attr]
+    assert "so the cgroup was made anew" in note and "-11" not in note

@@ -3,19 +3,22 @@ and the terminal and Markdown each show that same phrase (never a rewording of t
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from oomtrace.analyze import analyze
 from oomtrace.formats.markdown import text as markdown_text
+from oomtrace.prefixes import LineSplitter
 from oomtrace.sources.textfile import KernelLogFile
-from oomtrace.story import report
-from oomtrace.storyview import ReportView, StoryView, report_view
+from oomtrace.story import report, tell
+from oomtrace.storyview import ReportView, StoryView, report_view, story_view
 from tests.conftest import FIXTURES, run
+from tests.reshaped import BOOT, global_report, memcg_report, nvrm_line
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/case.toml"))
 
@@ -90,3 +93,259 @@ def test_markdown_summary_says_no_word_of_its_own() -> None:
     headline = f"**{markdown_text(story.who)}**{markdown_text(story.what)}."
     paragraph = " ".join([headline, *(markdown_text(s) for s in story.sentences)])
     assert paragraph in markdown.splitlines()
+
+
+# ---- no false sentence: each story checked against the log's own lines ----------------------
+
+_WARNING_LINE = re.compile(r"NV_ERR_NO_MEMORY|page allocation failure|Under memory pressure")
+_KILL_LINE = re.compile(r"Killed process (\d+)")
+_SCOPE = re.compile(r"oom_memcg=([^,\s]+)|(global_oom)")
+_FAILCNT = re.compile(r"^memory: usage \d+kB, limit \d+kB, failcnt (\d+)")
+
+
+def _read(log: Path, boot: datetime | None) -> list[tuple[int, datetime | None, str]]:
+    """(line number, time, message) of every line, as its prefix dates it: the log, not the story."""
+    splitter = LineSplitter(str(log), zone=timezone.utc, year=2026)
+    lines = []
+    for number, line in enumerate(log.read_text().splitlines(), start=1):
+        for record in splitter.split(line, number):
+            stamp = record.stamp
+            when = stamp.wall
+            if when is None and stamp.uptime is not None and boot is not None:
+                when = boot + timedelta(seconds=stamp.uptime)
+            lines.append((number, when, record.message))
+    return lines
+
+
+def _scope_in(lines: list[tuple[int, datetime | None, str]], span: tuple[int, int]) -> str | None:
+    """What the report in these lines says ran short: a cgroup path, "global", or None."""
+    for number, _, message in lines:
+        found = _SCOPE.search(message) if span[0] <= number <= span[1] else None
+        if found:
+            return found.group(1) or "global"
+    return None
+
+
+def _one_tree(a: str | None, b: str | None) -> bool:
+    if a is None or b is None or a == b:
+        return True
+    if "global" in (a, b):
+        return False
+    return a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
+
+
+def _false_sentences(log: Path, boot: datetime | None) -> list[str]:
+    """Every sentence of every kill's story that the log's lines contradict."""
+    lines = _read(log, boot)
+    analysis = analyze([KernelLogFile(str(log), timezone.utc, 2026, boot)])
+    kills = {int(m.group(1)): when for _, when, text in lines if (m := _KILL_LINE.search(text))}
+    warnings = [when for _, when, text in lines if when is not None and _WARNING_LINE.search(text)]
+    wrong = []
+    for episode in analysis.episodes:
+        if episode.victim is None or episode.victim.pid not in kills:
+            continue
+        pid, at = episode.victim.pid, kills[episode.victim.pid]
+        view = story_view(tell(analysis, episode, episode.victim.comm))
+        facts = {fact.key: fact.value for fact in view.facts}
+        said = " ".join([*facts.values(), *view.sentences, *(row[3] for row in view.timeline.rows)])
+        # "none before the kill" while a warning line lies between the host's kill before and it.
+        before = max(
+            (t for p, t in kills.items() if t is not None and at is not None and t < at), default=None
+        )
+        warned = [w for w in warnings if at is not None and w < at and (before is None or w > before)]
+        if warned and "none in the kernel log before the kill" in facts["first-warning"]:
+            wrong.append(f"pid {pid}: 'none' with a warning line {(at - warned[0]).total_seconds()}s before")
+        if warned and "Nothing in the kernel log warned before the kill." in view.sentences:
+            wrong.append(f"pid {pid}: 'Nothing ... warned' with a warning line before it")
+        # Never "also killed" or collateral for a kill the log puts in another cgroup tree.
+        mine = _scope_in(lines, episode.lines)
+        for other in analysis.episodes:
+            if other.victim is None or other.id == episode.id:
+                continue
+            theirs = _scope_in(lines, other.lines)
+            named = f"{other.victim.comm} (pid {other.victim.pid}"
+            collateral = [row for row in view.timeline.rows if row[2] == "collateral" and named in row[3]]
+            rows = [
+                row
+                for row in (view.collateral.rows if view.collateral else ())
+                if row[1] == str(other.victim.pid)
+            ]
+            if not _one_tree(mine, theirs) and (named in facts["collateral"] or collateral or rows):
+                wrong.append(f"pid {pid}: {named}) in {theirs} said killed with it in {mine}")
+            when = kills.get(other.victim.pid)
+            near = when is not None and at is not None and abs((when - at).total_seconds()) <= 60
+            elsewhere = [row for row in view.timeline.rows if row[2] == "elsewhere" and named in row[3]]
+            if (
+                near
+                and not _one_tree(mine, theirs)
+                and not (elsewhere and named in facts.get("elsewhere", ""))
+            ):
+                wrong.append(f"pid {pid}: {named}) in {theirs} at the same time is not said")
+        # failcnt is the cgroup's lifetime count: never said as this kill's, and the log's number.
+        counts = [
+            int(m.group(1))
+            for n, _, t in lines
+            if episode.lines[0] <= n <= episode.lines[1] and (m := _FAILCNT.match(t))
+        ]
+        for note in view.memory.notes if view.memory else ():
+            lifetime = "since the cgroup was made" in note and f"failcnt {counts[0]:,}:" in note
+            if ("failcnt" in note or "hit the limit" in note) and not lifetime:
+                wrong.append(f"pid {pid}: {note}")
+        if re.search(r"hit the limit [\d,]+ times", said):
+            wrong.append(f"pid {pid}: a lifetime failcnt said as this kill's")
+    return wrong
+
+
+def _shaped(name: str) -> list[str]:
+    """Logs of two shortages side by side, from real report lines (tests/reshaped.py)."""
+    if name == "two-cgroup-trees":
+        # /a and /b 14 s apart (issue 22), an NVRM line between them, /a again 16 s after /b.
+        return [
+            *memcg_report(100.0, "/a", 3001, "job-a", 223),
+            nvrm_line(110.0),
+            *memcg_report(114.0, "/b", 3002, "job-b", 5),
+            *memcg_report(130.0, "/a", 3003, "job-a", 230),
+        ]
+    if name == "memcg-beside-global":
+        return [*memcg_report(200.0, "/a", 4001, "job-a"), *global_report(205.0, 5001, "hog")]
+    # A burst of two global kills, the driver's warning 75 ms before the second (issue 22).
+    second = global_report(206.0, 5002, "hog2")
+    return [
+        *global_report(205.0, 5001, "hog"),
+        nvrm_line(206.0 + 0.0001 * (len(second) - 1) - 0.075),
+        *second,
+    ]
+
+
+SHAPED = ("two-cgroup-trees", "memcg-beside-global", "warning-inside-a-burst")
+
+
+def _log_of(case: Path) -> tuple[Path, datetime | None]:
+    config = tomllib.loads((case / "case.toml").read_text())
+    args = config["args"]
+    boot = dict(zip(args[::2], args[1::2], strict=True)).get("--boot-time")
+    log = case / config.get("kernel_logs", ["kernel.log"])[0]
+    return log, datetime.fromisoformat(boot) if boot else None
+
+
+@pytest.mark.parametrize("case", [*SHAPED, *(c.name for c in CASES)])
+def test_no_story_says_what_the_log_contradicts(case: str, tmp_path: Path) -> None:
+    """A story never says "none" where a warning line precedes the kill, never "also killed" or
+    collateral for a kill in another cgroup tree (and names that kill as what happened
+    meanwhile), never a cgroup's lifetime failcnt as this kill's."""
+    if case in SHAPED:
+        log, boot = tmp_path / "kernel.log", datetime.fromisoformat(BOOT)
+        log.write_text("\n".join(_shaped(case)) + "\n")
+    else:
+        log, boot = _log_of(FIXTURES / case)
+    assert _false_sentences(log, boot) == []
+
+
+def _shaped_stories(name: str, tmp_path: Path) -> dict[int, StoryView]:
+    log = tmp_path / "kernel.log"
+    log.write_text("\n".join(_shaped(name)) + "\n")
+    analysis = analyze([KernelLogFile(str(log), timezone.utc, 2026, datetime.fromisoformat(BOOT))])
+    return {
+        e.victim.pid: story_view(tell(analysis, e, e.victim.comm))  # type: ignore[misc]
+        for e in analysis.episodes
+        if e.victim is not None
+    }
+
+
+def _fact(story: StoryView, key: str) -> str:
+    return next(fact.value for fact in story.facts if fact.key == key)
+
+
+def test_a_later_kill_names_the_warning_that_came_after_the_first(tmp_path: Path) -> None:
+    stories = _shaped_stories("warning-inside-a-burst", tmp_path)
+    assert _fact(stories[5001], "first-warning") == "none in the kernel log before the kill"
+    assert _fact(stories[5002], "first-warning") == (
+        "NVIDIA driver out of memory (NV_ERR_NO_MEMORY in _memdescAllocInternal) (0.1s before the kill), "
+        "after the incident's first kill (nothing in the kernel log warned before that)"
+    )
+    assert (
+        "The first warning, NVIDIA driver out of memory (NV_ERR_NO_MEMORY in _memdescAllocInternal), came "
+        "0.1s before the kill, after the incident's first kill (nothing in the kernel log warned before that)."
+        in stories[5002].sentences
+    )
+    # The first kill's timeline shows it too, after the kill: what the incident went through.
+    assert [row[2] for row in stories[5001].timeline.rows].count("warning") == 1
+
+
+def test_a_kill_in_another_cgroup_tree_is_meanwhile_not_collateral(tmp_path: Path) -> None:
+    stories = _shaped_stories("two-cgroup-trees", tmp_path)
+    job_b = stories[3002]
+    assert _fact(job_b, "collateral") == "no other process in this incident"
+    assert job_b.collateral is None
+    assert _fact(job_b, "elsewhere") == (
+        "in another incident: job-a (pid 3001, T-14s, memory cgroup /a, incident 1), "
+        "job-a (pid 3003, T+16s, memory cgroup /a, incident 1)"
+    )
+    assert stories[3002].timeline.rows[0][:3] == ("T-14s", "09:52:45", "elsewhere")
+    # /a's second kill: /a's first is its collateral, /b's is not; the NVRM line 4 s before /b's
+    # kill came after /a's first kill, and is named by both later kills.
+    job_a = stories[3003]
+    assert _fact(job_a, "collateral") == "job-a (pid 3001, T-30s)"
+    assert _fact(job_a, "first-warning").startswith("NVIDIA driver out of memory")
+    assert _fact(job_b, "first-warning").startswith("NVIDIA driver out of memory")
+    assert "No other process was killed in the same incident." in job_b.sentences
+    memcg_beside_global = _shaped_stories("memcg-beside-global", tmp_path)
+    assert _fact(memcg_beside_global[5001], "collateral") == "no other process in this incident"
+    assert "memory cgroup /a, incident 1" in _fact(memcg_beside_global[5001], "elsewhere")
+
+
+def test_failcnt_is_the_cgroups_lifetime_count_with_the_change_since_its_last_report(tmp_path: Path) -> None:
+    stories = _shaped_stories("two-cgroup-trees", tmp_path)
+    (first,) = [n for n in stories[3001].memory.notes if "failcnt" in n]  # type: ignore[union-attr]
+    assert first == (
+        "the cgroup was at its limit: 64.0 MiB used of 64.0 MiB (failcnt 223: the times it hit the "
+        "limit since the cgroup was made)"
+    )
+    (later,) = [n for n in stories[3003].memory.notes if "failcnt" in n]  # type: ignore[union-attr]
+    assert later.endswith(
+        "(failcnt 230: the times it hit the limit since the cgroup was made; 7 since its report at 2026-11-29 09:52:45+00:00)"
+    )
+    # /b's own count is not set against /a's.
+    (other,) = [n for n in stories[3002].memory.notes if "failcnt" in n]  # type: ignore[union-attr]
+    assert "since its report" not in other
+
+
+def test_the_headline_leads_with_the_strongest_part_and_how_often() -> None:
+    """seed 002: kwin_wayland invoked the killer twice (pipewire, dbus-daemon) and sat in the
+    tasks table of the other two kills: it is the invoker, twice, not a bystander."""
+    log = str(FIXTURES / "seed002_ds4_server_gb10" / "kernel.log")
+    document = json.loads(run("why", "kwin_wayland", "-k", log, "--tz", "UTC", "-f", "json").stdout)
+    assert document["verdict"] == (
+        "kwin_wayland invoked the OOM killer twice, at 2026-11-19 21:47:34+00:00 and 21:47:35; never "
+        "chosen; the kernel killed pipewire (pid 3015, 55.5 MiB anon) and dbus-daemon (pid 3021, "
+        "35.2 MiB anon) instead"
+    )
+    roles = [i["role"] for i in document["involvement"]]
+    assert roles == ["bystander", "trigger", "trigger", "bystander"]
+    # The log's lines say the same: two headers of kwin_wayland, none of its kills.
+    text = Path(log).read_text()
+    assert text.count("kwin_wayland invoked oom-killer") == 2 and "(kwin_wayland)" not in text
+    # It is never called a bystander of a kill it invoked.
+    assert "running beside" not in document["verdict"]
+
+
+def test_a_name_killed_five_times_says_so_and_which_kill_it_tells(tmp_path: Path) -> None:
+    log = tmp_path / "kernel.log"
+    lines = [line for n in range(5) for line in memcg_report(100.0 + 300 * n, "/jobs", 7000 + n, "python3")]
+    log.write_text("\n".join(lines) + "\n")
+    args = ("-k", str(log), "--boot-time", BOOT)
+    latest = json.loads(run("why", "python3", *args, "-f", "json").stdout)
+    assert latest["episode"]["victim"]["pid"] == 7004
+    assert latest["verdict"].endswith(
+        "; the last of 5 kills of python3 in the log (oomtrace why python3 --all tells each)"
+    )
+    every = json.loads(run("why", "python3", *args, "--all", "-f", "json").stdout)
+    assert len(every["all"]) == 5
+    assert every["verdict"].endswith("; the last of 5 kills of python3 in the log, each told below")
+    # One kill: no count at all.
+    single = json.loads(
+        run(
+            "why", "oomprobe-hog", "-k", str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log"), "-f", "json"
+        ).stdout
+    )
+    assert "kills of" not in single["verdict"]
