@@ -349,3 +349,15 @@ def test_a_name_killed_five_times_says_so_and_which_kill_it_tells(tmp_path: Path
         ).stdout
     )
     assert "kills of" not in single["verdict"]
+
+
+def test_a_range_that_leaves_out_the_other_incident_leaves_out_its_kills_meanwhile(tmp_path: Path) -> None:
+    log = tmp_path / "kernel.log"
+    log.write_text("\n".join(_shaped("two-cgroup-trees")) + "\n")
+    args = ("-k", str(log), "--boot-time", BOOT, "--until", "2026-11-29 09:52:50+00:00")
+    result = run("report", *args, "-f", "json")
+    assert result.exit_code == 0, result.output
+    (story,) = json.loads(result.stdout)["incidents"]
+    assert [e["victim"]["pid"] for e in [story["episode"], *story["collateral"]]] == [3001, 3003]
+    assert story["elsewhere"] == []
+    assert "job-b" not in run("report", *args).stdout

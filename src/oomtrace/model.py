@@ -358,6 +358,11 @@ class Analysis:
     def episode(self, episode_id: int) -> Episode:
         return self._by_id[episode_id][0]
 
+    def find(self, episode_id: int) -> Episode | None:
+        """The episode of this id, or None when a range or a redaction left it out."""
+        found = self._by_id.get(episode_id)
+        return found[0] if found is not None else None
+
     def previous_in_memcg(self, episode: Episode) -> Episode | None:
         """The report before this one of the same memory cgroup (same host), if the log holds one."""
         return self._earlier_report.get(episode.id)

@@ -105,9 +105,11 @@ def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
     lead = None
     if earliest is not None:
         lead = moment_gap(earliest.first, episode.moment)
+    beside = (analysis.find(i) for i in (incident.beside if incident else ()))
     elsewhere = tuple(
         (other, found.id if (found := analysis.incident_of(other)) else None)
-        for other in (analysis.episode(i) for i in (incident.beside if incident else ()))
+        for other in beside
+        if other is not None
     )
     return Story(
         query=query,
