@@ -110,13 +110,20 @@ _OPEN_GROUPS = 64
 def _groups(episodes: list[Episode]) -> tuple[list[list[Episode]], dict[int, Moment | None]]:
     """Kills grouped into shortages, and for each group's first kill the host's kill before it."""
     groups: list[list[Episode]] = []
-    scopes: list[list[tuple[str, str | None]]] = []
+    scopes: list[set[tuple[str, str | None]]] = []
+    """Each group's scopes, once each (a crash loop of one cgroup is one)."""
     open_groups: list[int] = []
     last_kill: dict[str | None, Moment] = {}
     previous: dict[int, Moment | None] = {}
     for episode in episodes:
         mine = scope(episode)
         joined = None
+        # Kills come in time order: a group a burst's gap behind this kill is behind every later one.
+        open_groups[:] = [
+            index
+            for index in open_groups
+            if (gap := moment_gap(groups[index][-1].moment, episode.moment)) is None or gap <= BURST_GAP_S
+        ]
         for index in reversed(open_groups):
             last = groups[index][-1]
             gap = moment_gap(last.moment, episode.moment)
@@ -127,7 +134,7 @@ def _groups(episodes: list[Episode]) -> tuple[list[list[Episode]], dict[int, Mom
                 break
         if joined is None:
             groups.append([episode])
-            scopes.append([])
+            scopes.append(set())
             joined = len(groups) - 1
             open_groups.append(joined)
             previous[episode.id] = last_kill.get(episode.host)
@@ -135,7 +142,7 @@ def _groups(episodes: list[Episode]) -> tuple[list[list[Episode]], dict[int, Mom
         else:
             groups[joined].append(episode)
         if mine[0] != "unknown":
-            scopes[joined].append(mine)
+            scopes[joined].add(mine)
         last_kill[episode.host] = episode.moment
     return groups, previous
 
