@@ -361,3 +361,21 @@ def test_a_range_that_leaves_out_the_other_incident_leaves_out_its_kills_meanwhi
     assert [e["victim"]["pid"] for e in [story["episode"], *story["collateral"]]] == [3001, 3003]
     assert story["elsewhere"] == []
     assert "job-b" not in run("report", *args).stdout
+
+
+def test_a_large_process_that_was_not_chosen_is_a_holder_not_a_bystander(tmp_path: Path) -> None:
+    """RHEL 6's report with mysqld's row grown to 461,233 pages (1.8 GiB of 7.7 GiB RAM): it held
+    memory; crond (160 pages) only ran beside."""
+    log = tmp_path / "messages"
+    original = (FIXTURES / "rhel6_2.6.32_messages" / "kernel.log").read_text()
+    log.write_text(original.replace("   421104    61233   0", "   421104   461233   0"))
+    args = ("-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "json")
+    held = json.loads(run("why", "mysqld", *args).stdout)
+    assert [i["role"] for i in held["involvement"]] == ["holder"]
+    assert held["verdict"] == (
+        "mysqld was one of the largest processes (1.8 GiB resident) at the OOM kill, at 2026-03-03 "
+        "02:14:07+00:00, and was never chosen; the kernel killed java (pid 4417, 234.4 MiB anon) instead"
+    )
+    beside = json.loads(run("why", "crond", *args).stdout)
+    assert [i["role"] for i in beside["involvement"]] == ["bystander"]
+    assert beside["verdict"].startswith("crond was running beside the OOM kill, at 2026-03-03 02:14:07+00:00")
