@@ -327,6 +327,10 @@ def test_the_headline_leads_with_the_strongest_part_and_how_often() -> None:
     assert text.count("kwin_wayland invoked oom-killer") == 2 and "(kwin_wayland)" not in text
     # It is never called a bystander of a kill it invoked.
     assert "running beside" not in document["verdict"]
+    # The story below is the last of the two, and says so.
+    terminal = run("why", "kwin_wayland", "-k", log, "--tz", "UTC").stdout
+    assert "The last of the 2 OOM kills it invoked\n╭─ oomtrace why dbus-daemon" in terminal
+    assert "The OOM kill it took part in" not in terminal
 
 
 def test_a_name_killed_five_times_says_so_and_which_kill_it_tells(tmp_path: Path) -> None:

@@ -100,6 +100,8 @@ class WhyView:
     Worded as a format reads them (JSON never does; the terminal one at a time)."""
     involved: StoryView | None
     """When the target was not killed but took part in a kill (it invoked the killer)."""
+    involved_heading: str
+    """What `involved` is: "The OOM kill it took part in", or the last of several."""
     server_log: ServerLogView | None
     every: str
     """The command that prints every story, for a format that has to leave some out."""
@@ -166,12 +168,22 @@ def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyV
         verdict=verdict.headline,
         stories=views,
         involved=involved,
+        involved_heading=_involved_heading(verdict),
         server_log=server_log,
         every=f"oomtrace why {verdict.query} --all --format json",
         footer=footer(analysis),
         stories_data=tuple(stories),
         verdict_data=verdict,
     )
+
+
+def _involved_heading(verdict: Verdict) -> str:
+    """Which kill the involved story tells: the last of those of the target's strongest part."""
+    parts = [i for i in verdict.involvement if i.role == verdict.involved_role]
+    if verdict.involved_story is None or len(parts) <= 1:
+        return "The OOM kill it took part in"
+    verb = {"trigger": "invoked", "holder": "held memory in"}.get(parts[0].role, "ran beside")
+    return f"The last of the {len(parts)} OOM kills it {verb}"
 
 
 def report_view(analysis: Analysis, report: Report) -> ReportView:

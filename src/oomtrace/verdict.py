@@ -76,6 +76,8 @@ class Verdict:
     searched: str
     involved_story: Story | None = None
     """The story of the kill the target took part in, when it was not the victim."""
+    involved_role: str | None = None
+    """The strongest part (ROLES) it played, whose last kill `involved_story` tells."""
 
 
 def judge(
@@ -109,8 +111,9 @@ def judge(
         if strongest and strongest[-1].episode.victim is not None:
             episode_of = strongest[-1].episode
             involved = tell(analysis, episode_of, episode_of.victim.comm if episode_of.victim else query)
+        role = strongest[0].role if strongest else None
         return Verdict(
-            query, cause, headline, found, episode, reading, involvement, crash, searched, involved
+            query, cause, headline, found, episode, reading, involvement, crash, searched, involved, role
         )
 
     if death is not None:

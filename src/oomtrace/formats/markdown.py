@@ -128,7 +128,7 @@ class MarkdownFormat(Format):
         if view.involved is None:
             self._emit(before + _footer(view.footer))
             return
-        intro = "The OOM kill it took part in:\n\n"
+        intro = f"{text(view.involved_heading)}:\n\n"
         self._emit(before + intro + document([view.involved], view.footer, view.every))
 
     def report(self, analysis: Analysis, view: ReportView) -> None:

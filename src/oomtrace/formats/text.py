@@ -111,7 +111,7 @@ class TextFormat(Format):
                 self._server_log(view.server_log)
             if view.involved is not None:
                 self.console.print()
-                self.console.print(Text("The OOM kill it took part in", style="bold"))
+                self.console.print(Text(view.involved_heading, style="bold"))
                 self._story(view.involved)
         self.console.print(_t(view.footer), style="dim")
 
