@@ -383,3 +383,11 @@ def test_a_large_process_that_was_not_chosen_is_a_holder_not_a_bystander(tmp_pat
     beside = json.loads(run("why", "crond", *args).stdout)
     assert [i["role"] for i in beside["involvement"]] == ["bystander"]
     assert beside["verdict"].startswith("crond was running beside the OOM kill, at 2026-03-03 02:14:07+00:00")
+
+
+def test_no_story_of_a_real_paste_says_what_its_log_contradicts() -> None:
+    """The same checks over the 101 kernel logs copied from public bug reports (tests/realworld)."""
+    pastes = sorted((Path(__file__).parent / "realworld" / "cases").glob("*/input.txt"))
+    assert len(pastes) > 100
+    wrong = {paste.parent.name: found for paste in pastes if (found := _false_sentences(paste, None))}
+    assert wrong == {}
