@@ -55,3 +55,10 @@ def nvrm_line(at_s: float) -> str:
     """seed 000's NVRM NV_ERR_NO_MEMORY line, at uptime `at_s`."""
     line = next(line for line in _NVRM_LOG.read_text().splitlines() if "NV_ERR_NO_MEMORY" in line)
     return f"[{at_s:12.6f}] " + line.split(" kernel: ", 1)[1]
+
+
+def xid_line(at_s: float) -> str:
+    """seed 004's NVRM Xid 31 line (a GPU page fault: chatter, not a memory warning), at `at_s`."""
+    log = FIXTURES / "seed004_tensorfold_cotenant_gb10" / "kernel.log"
+    line = next(line for line in log.read_text().splitlines() if "NVRM: Xid" in line)
+    return f"[{at_s:12.6f}] " + line.split(" kernel: ", 1)[1]

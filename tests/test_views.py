@@ -18,7 +18,7 @@ from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.story import report, tell
 from oomtrace.storyview import ReportView, StoryView, report_view, story_view
 from tests.conftest import FIXTURES, run
-from tests.reshaped import BOOT, global_report, memcg_report, nvrm_line
+from tests.reshaped import BOOT, global_report, memcg_report, nvrm_line, xid_line
 
 CASES = sorted(p.parent for p in FIXTURES.glob("*/case.toml"))
 
@@ -391,3 +391,27 @@ def test_no_story_of_a_real_paste_says_what_its_log_contradicts() -> None:
     assert len(pastes) > 100
     wrong = {paste.parent.name: found for paste in pastes if (found := _false_sentences(paste, None))}
     assert wrong == {}
+
+
+def test_a_later_kills_memory_warning_says_what_came_before_the_first_kill(tmp_path: Path) -> None:
+    """An Xid before the burst, the driver's out-of-memory line between its two kills: the second
+    kill's first warning is the memory warning, and it says the Xid came before the first kill."""
+    log = tmp_path / "kernel.log"
+    lines = [
+        xid_line(204.0),
+        *global_report(205.0, 5001, "hog"),
+        nvrm_line(205.9),
+        *global_report(206.0, 5002, "hog2"),
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    analysis = analyze([KernelLogFile(str(log), timezone.utc, 2026, datetime.fromisoformat(BOOT))])
+    first, second = (story_view(tell(analysis, e, "x")) for e in analysis.episodes)
+    assert (
+        _fact(first, "first-warning")
+        == "NVIDIA Xid 31: GPU memory page fault (MMU fault) (1.0s before the kill)"
+    )
+    assert _fact(second, "first-warning").endswith(
+        "(0.1s before the kill), after the incident's first kill (before that one: NVIDIA Xid 31: GPU "
+        "memory page fault (MMU fault))"
+    )
+    assert _false_sentences(log, datetime.fromisoformat(BOOT)) == []

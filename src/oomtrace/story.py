@@ -269,7 +269,8 @@ def victim_name(episode: Episode) -> str:
 
 
 def scope_words(episode: Episode) -> str:
-    """What ran short in a few words: "memory cgroup /b", "global OOM", "a userspace killer"."""
+    """What ran short in a few words: "memory cgroup /b", "global OOM", or the userspace killer
+    that acted ("by earlyoom")."""
     if episode.killer == "kernel":
         if episode.constraint == "memcg":
             return f"memory cgroup {episode.memcg}" if episode.memcg else "a memory cgroup"

@@ -285,7 +285,7 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
         count = len(story.elsewhere)
         said.append(
             f"At the same time {count} process{'es were' if count != 1 else ' was'} killed in "
-            f"another incident on the machine: {_elsewhere_words(story)}."
+            f"{_other_incidents(story)} on the machine: {_elsewhere_words(story)}."
         )
     return tuple(said)
 
@@ -299,7 +299,7 @@ def _which_kill(story: Story) -> str:
     earlier = story.incident.earliest_warning
     if earlier is None:
         return ", after the incident's first kill (nothing in the kernel log warned before that)"
-    return f", after the incident's first kill (before it: {_summary(earlier)})"
+    return f", after the incident's first kill (before that one: {_summary(earlier)})"
 
 
 def _summary(warning: KernelWarning) -> str:
@@ -310,7 +310,11 @@ def _elsewhere_fact(story: Story) -> list[Fact]:
     """Kills of other incidents at the same time: said, and never as collateral."""
     if not story.elsewhere:
         return []
-    return [Fact("elsewhere", "Meanwhile", f"in another incident: {_elsewhere_words(story)}")]
+    return [Fact("elsewhere", "Meanwhile", f"in {_other_incidents(story)}: {_elsewhere_words(story)}")]
+
+
+def _other_incidents(story: Story) -> str:
+    return "another incident" if len({number for _, number in story.elsewhere}) == 1 else "other incidents"
 
 
 def _elsewhere_words(story: Story) -> str:
