@@ -254,3 +254,16 @@ def test_the_servers_own_memory_warnings_are_in_the_timeline(tmp_path: Path) -> 
     assert "the server: [tensorfold] warning: cudaMallocAsync of 2.00 GiB failed" in " ".join(text.split())
     markdown = run("why", "llama-server", *args, "-f", "markdown").stdout
     assert "| server-warning |" in markdown
+
+
+def test_a_survivors_log_that_stops_before_the_kill_is_not_called_its_kill(tmp_path: Path) -> None:
+    # tf-engine's log cut at 19:02:55.9, 16 s before the kill of ollama's runner (seed 004).
+    case = FIXTURES / "seed004_tf_engine_involvement"
+    log = tmp_path / "server.log"
+    log.write_text("".join((case / "server.log").read_text().splitlines(keepends=True)[:5]))
+    args = ("-k", str(FIXTURES / "seed004_tensorfold_cotenant_gb10" / "kernel.log"), "--server-log", str(log))
+    document = json.loads(run("why", "tf-engine", *args, "-f", "json").stdout)
+    note = document["server_log"]["note"]
+    assert note.startswith("the log ends 16s before the kill (its last stamped line): it stops with no error")
+    assert note.endswith("yet the kernel log holds no kill of tf-engine")
+    assert "signature of a kill" not in note and "signature of a kill" not in document["verdict"]

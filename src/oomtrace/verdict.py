@@ -55,7 +55,7 @@ class ServerLogReading:
     gap_s: float | None
     """Seconds from the log's last line to the kill (negative: the log runs on past it)."""
     note: str
-    ending: str = "silent"
+    ending: str
     """The log's ending set against the kill: its own (ServerLogFacts.ending), or "runs-on"
     where it stops with no error more than AT_THE_KILL_S after the kill by a stamped (or given)
     last line: what wrote it was alive then."""
@@ -192,7 +192,11 @@ def _read(facts: ServerLogFacts, death: Episode | None, survivor: str | None = N
     elif gap > SAME_DEATH_S:
         note = f"the log ends {duration(gap)} before the kill ({when}); it may have been idle"
     else:
-        note = f"the log ends {duration(max(gap, 0))} before the kill ({when}): {_ending_words(facts)}"
+        words = _ending_words(facts)
+        if survivor is not None and facts.ending == "silent":
+            # No error is the signature of a kill, but not of this one: its victim was another.
+            words = f"it stops with no error, yet the kernel log holds no kill of {survivor}"
+        note = f"the log ends {duration(max(gap, 0))} before the kill ({when}): {words}"
     return ServerLogReading(facts, gap, note, ending)
 
 
