@@ -328,7 +328,7 @@ def _unknown_headline(query: str, reading: ServerLogReading | None, analysis: An
     if reading is None:
         return text
     facts = reading.facts
-    text += f"; its log {_ending_words(facts)}"
+    text += f"; its log: {_ending_words(facts)}"
     first, last = analysis.span()
     if facts.last_time is not None and first and last and first.time and last.time:
         when = clock_time(facts.last_time)
