@@ -270,6 +270,12 @@ def test_a_later_kill_names_the_warning_that_came_after_the_first(tmp_path: Path
     )
     # The first kill's timeline shows it too, after the kill: what the incident went through.
     assert [row[2] for row in stories[5001].timeline.rows].count("warning") == 1
+    # JSON says the same as data: this kill's warnings, and that none came before the incident.
+    log = tmp_path / "kernel.log"
+    document = json.loads(run("why", "hog2", "-k", str(log), "--boot-time", BOOT, "-f", "json").stdout)
+    assert [w["kind"] for w in document["warnings_before"]] == ["nvrm-no-memory"]
+    assert document["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert document["warned_before_incident"] is False and 0.07 < document["lead_time_s"] < 0.08
 
 
 def test_a_kill_in_another_cgroup_tree_is_meanwhile_not_collateral(tmp_path: Path) -> None:
