@@ -421,3 +421,23 @@ def test_a_later_kills_memory_warning_says_what_came_before_the_first_kill(tmp_p
         "memory page fault (MMU fault))"
     )
     assert _false_sentences(log, datetime.fromisoformat(BOOT)) == []
+
+
+def test_a_parent_the_kernel_chose_is_never_said_not_chosen(tmp_path: Path) -> None:
+    """RHEL 6's `Kill process 4410 (java) score 978 or sacrifice child`, the parent renamed
+    tomcat: the kernel chose it and killed its child java (pid 4417), so 'never chosen' is false."""
+    log = tmp_path / "messages"
+    original = (FIXTURES / "rhel6_2.6.32_messages" / "kernel.log").read_text()
+    renamed = original.replace("Kill process 4410 (java)", "Kill process 4410 (tomcat)")
+    log.write_text(
+        renamed.replace("1986021   0       0             0 java", "1986021   0       0             0 tomcat")
+    )
+    document = json.loads(
+        run("why", "tomcat", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "json").stdout
+    )
+    assert [i["role"] for i in document["involvement"]] == ["chosen"]
+    assert document["verdict"] == (
+        "tomcat was chosen by the OOM killer at 2026-03-03 02:14:07+00:00 (score 978), and the kernel "
+        "killed its child java (pid 4417) in its place"
+    )
+    assert "never chosen" not in document["verdict"]

@@ -182,7 +182,9 @@ def _involved_heading(verdict: Verdict) -> str:
     parts = [i for i in verdict.involvement if i.role == verdict.involved_role]
     if verdict.involved_story is None or len(parts) <= 1:
         return "The OOM kill it took part in"
-    verb = {"trigger": "invoked", "holder": "held memory in"}.get(parts[0].role, "ran beside")
+    verb = {"chosen": "was chosen in", "trigger": "invoked", "holder": "held memory in"}.get(
+        parts[0].role, "ran beside"
+    )
     return f"The last of the {len(parts)} OOM kills it {verb}"
 
 

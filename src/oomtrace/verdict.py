@@ -36,15 +36,16 @@ class Involvement:
     """The target took part in a kill without being its victim."""
 
     role: str
-    """One of ROLES: "trigger" (it invoked the killer), "holder" (it was one of the large
-    processes in the tasks table) or "bystander" (it sat in the tasks table)."""
+    """One of ROLES: "chosen" (the kernel chose it and killed its child in its place, pre-5.0),
+    "trigger" (it invoked the killer), "holder" (it was one of the large processes in the tasks
+    table) or "bystander" (it sat in the tasks table)."""
     episode: Episode
     rss_kb: int | None = None
     """Its resident set in the tasks table, where its row says."""
 
 
 # A part in a kill, strongest first: a headline leads with the strongest the target played.
-ROLES = ("trigger", "holder", "bystander")
+ROLES = ("chosen", "trigger", "holder", "bystander")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +233,9 @@ def _of_many(query: str, kills: int, every: bool) -> str:
 def _involvement(analysis: Analysis, query: str) -> list[Involvement]:
     found = []
     for episode in analysis.episodes:
+        if episode.chosen is not None and name_matches(query, episode.chosen.comm):
+            found.append(Involvement("chosen", episode, _rss_of(episode, query)))
+            continue
         if episode.trigger is not None and name_matches(query, episode.trigger.comm):
             found.append(Involvement("trigger", episode, _rss_of(episode, query)))
             continue
@@ -299,6 +303,15 @@ def _involved_headline(
     when = _when_list(episodes)
     count = len(episodes)
     kills = "the OOM kill" if count == 1 else f"{count} OOM kills"
+    if role == "chosen":
+        chosen = [e.chosen for e in episodes if e.chosen is not None]
+        scores = ", ".join(f"score {c.score}" for c in chosen[:3])
+        children = [f"{e.victim.comm} (pid {e.victim.pid})" for e in episodes if e.victim is not None]
+        child = children[0] if len(children) == 1 else f"{len(children)} children"
+        return (
+            f"{query} was chosen by the OOM killer {_times(count) + ', ' if count > 1 else ''}{when} "
+            f"({scores}), and the kernel killed its child {child} in its place"
+        )
     if role == "trigger":
         head = (
             f"{query} invoked the OOM killer {when}; never chosen"
