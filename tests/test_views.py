@@ -441,3 +441,12 @@ def test_a_parent_the_kernel_chose_is_never_said_not_chosen(tmp_path: Path) -> N
         "killed its child java (pid 4417) in its place"
     )
     assert "never chosen" not in document["verdict"]
+
+
+def test_a_userspace_killer_is_not_said_to_invoke_the_kernels() -> None:
+    """A real paste of earlyoom killing ComfyUI's python twice: earlyoom is the killer, and never
+    'invoked the OOM killer' with 'the kernel killed' someone 'instead'."""
+    paste = Path(__file__).parent / "realworld" / "cases" / "gpu-comfyui-earlyoom" / "input.txt"
+    result = run("why", "earlyoom", "-k", str(paste))
+    assert "invoked the OOM killer" not in result.output and "the kernel killed" not in result.output
+    assert result.exit_code == 1 and "OOM victims in it: python3.13 (pid 322603)" in result.stderr

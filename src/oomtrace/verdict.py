@@ -236,7 +236,9 @@ def _involvement(analysis: Analysis, query: str) -> list[Involvement]:
         if episode.chosen is not None and name_matches(query, episode.chosen.comm):
             found.append(Involvement("chosen", episode, _rss_of(episode, query)))
             continue
-        if episode.trigger is not None and name_matches(query, episode.trigger.comm):
+        # A userspace killer's trigger is the daemon itself: it invoked no kernel OOM killer.
+        kernel = episode.killer == "kernel"
+        if kernel and episode.trigger is not None and name_matches(query, episode.trigger.comm):
             found.append(Involvement("trigger", episode, _rss_of(episode, query)))
             continue
         rss = _rss_of(episode, query)
@@ -287,7 +289,10 @@ def _killed_instead(episodes: list[Episode]) -> str:
     victims = [e.victim for e in episodes if e.victim is not None]
     if not victims:
         return "the report does not say whom it killed"
-    named = [f"{v.comm} (pid {v.pid}, {kib(v.anon_rss_kb)} anon)" for v in victims[:3]]
+    named = [
+        f"{v.comm} (pid {v.pid}{f', {kib(v.anon_rss_kb)} anon' if v.anon_rss_kb is not None else ''})"
+        for v in victims[:3]
+    ]
     more = f" and {len(victims) - 3} more" if len(victims) > 3 else ""
     listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
     missing = len(episodes) - len(victims)
