@@ -62,6 +62,20 @@ def _phrases(story: StoryView) -> list[str]:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
 def test_text_and_markdown_say_the_views_phrases(case: Path) -> None:
+    _says_the_views_phrases(case)
+
+
+@pytest.mark.parametrize("shape", ["two-cgroup-trees", "memcg-beside-global", "warning-inside-a-burst"])
+def test_text_and_markdown_say_the_views_phrases_of_shortages_side_by_side(
+    shape: str, tmp_path: Path
+) -> None:
+    """'Meanwhile', the elsewhere rows and a later kill's own first warning, in both formats."""
+    (tmp_path / "kernel.log").write_text("\n".join(_shaped(shape)) + "\n")
+    (tmp_path / "case.toml").write_text(f'query = "x"\nargs = ["--boot-time", "{BOOT}"]\n')
+    _says_the_views_phrases(tmp_path)
+
+
+def _says_the_views_phrases(case: Path) -> None:
     view, args = _view(case)
     if not view.stories:
         pytest.skip(f"{case.name} has no incident to tell")
@@ -276,6 +290,10 @@ def test_a_later_kill_names_the_warning_that_came_after_the_first(tmp_path: Path
     assert [w["kind"] for w in document["warnings_before"]] == ["nvrm-no-memory"]
     assert document["earliest_warning"]["kind"] == "nvrm-no-memory"
     assert document["warned_before_incident"] is False and 0.07 < document["lead_time_s"] < 0.08
+    said = _fact(stories[5002], "first-warning")
+    assert _squeezed(said) in _squeezed(run("why", "hog2", "-k", str(log), "--boot-time", BOOT).stdout)
+    markdown = run("why", "hog2", "-k", str(log), "--boot-time", BOOT, "-f", "markdown").stdout
+    assert markdown_text(said) in markdown
 
 
 def test_a_kill_in_another_cgroup_tree_is_meanwhile_not_collateral(tmp_path: Path) -> None:
