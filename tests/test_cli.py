@@ -21,6 +21,8 @@ from tests.conftest import EPISODE_KEYS, FIXTURES, ROOT, run
 SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
 SEED002 = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
 REAL = FIXTURES / "real_memcg_v1_6.18" / "kernel.log"
+# A child's environment whose width is fixed, whatever the terminal running the tests says.
+AT_80_COLUMNS = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
 
 
 def why_json(*args: str) -> dict:
@@ -424,7 +426,9 @@ def test_why_on_a_small_log_imports_only_what_it_uses() -> None:
         "    'oomtrace.formats.markdown', 'dateutil', 'rich.progress', 'numpy', 'hyperscan')\n"
         "print(sorted(m for m in sys.modules if m.startswith(unwanted)), file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=AT_80_COLUMNS
+    )
     assert "was killed by the kernel OOM killer" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]"
 
@@ -462,6 +466,7 @@ def test_a_silent_pipe_is_waited_for_with_a_word_on_stderr() -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env=AT_80_COLUMNS,
     )
     assert process.stdin is not None and process.stderr is not None
     import select
