@@ -3,7 +3,9 @@ tagged, and it passes from a checkout at any path and at any terminal width."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, TEST_TAG, tagged_name
+from tests.conftest import FIXTURES, ROOT, TEST_TAG, run, tagged_name
 from tests.kmsg_audit import untagged
 from tests.test_watch_live import HUNG_TASK, NVRM
 
@@ -26,6 +28,19 @@ def test_the_lines_the_suite_writes_are_tagged_and_still_parsed() -> None:
     # The same lines without the tag are what the suite used to write; the audit names them.
     bare = ["[  100.000000] NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY]"]
     assert [item.split(":")[0] for item in untagged(bare)] == ["a nvrm-no-memory warning"]
+
+
+def test_a_story_that_names_the_suites_nvrm_line_says_whose_it_is(tmp_path: Path) -> None:
+    # oomtrace reads tagged lines as any other (the watch tests need them read): where one is a
+    # kill's first warning, the story's words say it is the test suite's.
+    seed = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text()
+    log = tmp_path / "kern.log"
+    log.write_text(re.sub(r"NVRM: nvCheckOkFailedNoLog.*", lambda _: NVRM, seed))
+    text = run("why", "llama-server", "-k", str(log), "--tz", "UTC")
+    assert "NV_ERR_NO_MEMORY in oomtrace_test_suite" in " ".join(text.stdout.split())
+    story = json.loads(run("why", "llama-server", "-k", str(log), "--tz", "UTC", "-f", "json").stdout)
+    assert story["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert TEST_TAG in story["earliest_warning"]["text"]
 
 
 def test_the_audit_tells_a_tagged_kill_from_an_untagged_one() -> None:

@@ -28,10 +28,11 @@ from tests.test_real_oom import CHILD, MemoryCgroup, _cgroup_root
 # over a minute) would say its own warnings between theirs.
 LOG_ONLY = "psi-some=off,psi-full=off,memavail=off,zero-in=off"
 # The lines the tests write into the real kernel log, in the driver's and the kernel's own forms
-# (the watcher must parse them as it would the real ones), each saying in its text what it is.
+# (the watcher must parse them as it would the real ones), each saying in its text what it is; a
+# story names the NVRM line's function, so that says it too.
 NVRM = (
     f"NVRM: {TEST_TAG}: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from "
-    f"{TEST_TAG} (written by oomtrace's test suite, not by the NVIDIA driver)"
+    f"oomtrace_test_suite ({TEST_TAG}: written by oomtrace's test suite, not by the NVIDIA driver)"
 )
 HUNG_TASK = f"INFO: task {TEST_TAG}:4194304 blocked for more than 122 seconds."
 
