@@ -21,6 +21,8 @@ from tests.conftest import EPISODE_KEYS, FIXTURES, ROOT, run
 SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
 SEED002 = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
 REAL = FIXTURES / "real_memcg_v1_6.18" / "kernel.log"
+# A child's environment whose width is fixed, whatever the terminal running the tests says.
+AT_80_COLUMNS = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
 
 
 def why_json(*args: str) -> dict:
@@ -424,6 +426,93 @@ def test_why_on_a_small_log_imports_only_what_it_uses() -> None:
         "    'oomtrace.formats.markdown', 'dateutil', 'rich.progress', 'numpy', 'hyperscan')\n"
         "print(sorted(m for m in sys.modules if m.startswith(unwanted)), file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=AT_80_COLUMNS
+    )
     assert "was killed by the kernel OOM killer" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+# Issue 23, 1: which commands read a pipe on standard input, and what an empty one says.
+
+
+@pytest.mark.parametrize("command", [("list",), ("why", "llama-server"), ("report",)])
+def test_an_empty_pipe_is_said_and_exits_3_not_taken_for_no_kills(command: tuple[str, ...]) -> None:
+    # `true | oomtrace list`: before, "0 OOM episode(s)", exit 0, whatever the journal held.
+    done = subprocess.run([_entry_point(), *command], input=b"", capture_output=True, check=False)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == b""
+    assert done.stderr.decode().startswith(
+        "oomtrace: error: standard input was empty: no kernel log was read"
+    )
+    assert b"< /dev/null" in done.stderr and done.stderr.count(b"\n") == 1
+    assert b"0 OOM episode" not in done.stdout + done.stderr and b"No OOM kills" not in done.stdout
+
+
+def test_an_empty_k_dash_is_said_too() -> None:
+    result = run("list", "-k", "-", input=b"")
+    assert result.exit_code == 3 and result.stdout == ""
+    assert "standard input (-k -) was empty" in result.stderr and "did it fail?" in result.stderr
+    # check answers NPD on stdout with its own codes: 2, "unknown", never "no new OOM kill".
+    checked = run("check", "--cursor-file", os.devnull + "-absent/c.json", "-k", "-", input=b"")
+    assert checked.exit_code == 2 and checked.stdout.startswith("unknown: standard input (-k -) was empty")
+
+
+def test_a_silent_pipe_is_waited_for_with_a_word_on_stderr() -> None:
+    # `ssh host oomtrace why x`, cron: a pipe left open. It is read, as grep reads it, but not
+    # without saying what it waits for and the way out.
+    process = subprocess.Popen(
+        [_entry_point(), "list", "--tz", "UTC"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=AT_80_COLUMNS,
+    )
+    assert process.stdin is not None and process.stderr is not None
+    import select
+
+    if not select.select([process.stderr], [], [], 30)[0]:  # a regression hangs: not the suite
+        process.kill()
+        pytest.fail("nothing said on stderr within 30 s while waiting on the pipe")
+    said = process.stderr.readline().decode()
+    assert said.startswith("oomtrace: waiting for a kernel log on standard input") and "< /dev/null" in said
+    out, err = process.communicate(SEED000.read_bytes(), timeout=60)
+    assert process.returncode == 0, err
+    assert b"llama-server  1966928" in out and err == b""
+
+
+def test_a_pipe_that_delivers_in_time_gets_no_word() -> None:
+    with open(SEED000, "rb") as log:
+        done = subprocess.run(
+            [_entry_point(), "list", "--tz", "UTC"], stdin=log, capture_output=True, check=False
+        )
+    assert done.returncode == 0 and done.stderr == b"" and b"1966928" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["check", "export"])
+def test_unattended_commands_never_read_an_open_pipe(tmp_path: Path, command: str) -> None:
+    # A pipe left open, as cron or ssh may leave it: with no source named, check and export read
+    # this machine's journal or dmesg and are done, never waiting on the pipe.
+    args = {
+        "check": ["check", "--cursor-file", str(tmp_path / "c.json")],
+        "export": ["export", "--prom-textfile", str(tmp_path / "o.prom")],
+    }[command]
+    process = subprocess.Popen(
+        [_entry_point(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    try:
+        process.wait(timeout=60)  # not communicate(): it would close the pipe
+    finally:
+        process.kill()
+        process.stdin.close()
+    out, err = process.stdout.read(), process.stderr.read()
+    assert b"standard input" not in out + err and b"waiting" not in err
+    assert process.returncode in (0, 1, 2)  # whatever this machine's journal or dmesg holds
+    if process.returncode != 2:
+        assert b"unknown" not in out
+
+
+def test_watch_has_no_stdin_input() -> None:
+    helped = run("watch", "--help")
+    assert helped.exit_code == 0 and "--kernel-log" not in helped.stdout and " -k" not in helped.stdout

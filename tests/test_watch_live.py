@@ -20,17 +20,21 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, run
+from tests.conftest import FIXTURES, TEST_TAG, kernel_log_skip_reason, run, tagged_name, write_kmsg
 from tests.journals import REMOTE, Entry, kernel_entries, write_journal
 from tests.test_real_oom import CHILD, MemoryCgroup, _cgroup_root
 
 # The samples' warnings off, for tests about the log: PSI left high by another test (it decays
 # over a minute) would say its own warnings between theirs.
 LOG_ONLY = "psi-some=off,psi-full=off,memavail=off,zero-in=off"
+# The lines the tests write into the real kernel log, in the driver's and the kernel's own forms
+# (the watcher must parse them as it would the real ones), each saying in its text what it is; a
+# story names the NVRM line's function, so that says it too.
 NVRM = (
-    "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
-    "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
+    f"NVRM: {TEST_TAG}: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from "
+    f"oomtrace_test_suite ({TEST_TAG}: written by oomtrace's test suite, not by the NVIDIA driver)"
 )
+HUNG_TASK = f"INFO: task {TEST_TAG}:4194304 blocked for more than 122 seconds."
 
 
 class Watching:
@@ -91,12 +95,17 @@ def _root_reason() -> str | None:
     if not sys.platform.startswith("linux"):
         return "needs Linux"
     if os.geteuid() != 0:
-        return "needs root to write /dev/kmsg and create a memory cgroup"
+        return "needs root to read /dev/kmsg and create a memory cgroup"
     if not os.path.exists("/dev/kmsg"):
         return "no /dev/kmsg"
     if _cgroup_root() is None:
         return "no writable memory cgroup (v1 /sys/fs/cgroup/memory or v2 with the memory controller)"
     return None
+
+
+def _writes_reason() -> str | None:
+    """Why the tests that write into this machine's kernel log (a line, or a real kill) skip."""
+    return kernel_log_skip_reason() or _root_reason()
 
 
 def _cgroup(name: str) -> MemoryCgroup:
@@ -122,16 +131,15 @@ def _oom_kill(cgroup: MemoryCgroup, name: str, tmp_path: Path) -> int:
 
 
 @pytest.mark.realoom
-@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+@pytest.mark.skipif(_writes_reason() is not None, reason=_writes_reason() or "")
 def test_kmsg_warning_then_a_real_oom_kill_with_its_story(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
-    name = f"oomw-{secrets.token_hex(4)}"
+    name = tagged_name()
     cgroup = _cgroup(name)
     try:
         # The samples stay on: the kill itself raises PSI, and the story may say so.
         watching = Watching("--source", "kmsg", "--record", str(record), "--cgroup", str(cgroup.path))
-        with open("/dev/kmsg", "w") as kmsg:
-            kmsg.write(f"<4>{NVRM}\n")
+        write_kmsg(NVRM)
         warning = watching.wait_for(lambda e: e["kind"] == "nvrm-no-memory", 10)
         assert warning["event"] == "warning" and "NV_ERR_NO_MEMORY" in warning["text"]
         pid = _oom_kill(cgroup, name, tmp_path)
@@ -260,17 +268,15 @@ def test_a_cursor_whose_entry_is_gone_is_said_as_a_gap(tmp_path: Path) -> None:
     assert "cursor's entry is gone" in gap["text"]
 
 
-@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+@pytest.mark.skipif(_writes_reason() is not None, reason=_writes_reason() or "")
 def test_exec_gets_json_and_a_hanging_hook_is_cut_off(tmp_path: Path) -> None:
     got = tmp_path / "got"
     hook = f'cat >> {got}; echo "$OOMTRACE_EVENT $OOMTRACE_KIND" >> {got}.env; sleep 30'
     watching = Watching("--source", "kmsg", "--exec", hook, "--exec-timeout", "0.5", "--warn", LOG_ONLY)
     for _ in range(2):
-        with open("/dev/kmsg", "w") as kmsg:
-            kmsg.write(f"<4>{NVRM}\n")
+        write_kmsg(NVRM)
         # A different kind each time, so both are said (one kind is said once a minute).
-        with open("/dev/kmsg", "w") as kmsg:
-            kmsg.write("<4>INFO: task kworker/u8:2:123 blocked for more than 122 seconds.\n")
+        write_kmsg(HUNG_TASK)
         time.sleep(0.2)
     watching.wait_for(lambda e: e["kind"] == "hung-task", 10)
     time.sleep(2.5)  # two hooks, each cut at 0.5 s
@@ -282,12 +288,11 @@ def test_exec_gets_json_and_a_hanging_hook_is_cut_off(tmp_path: Path) -> None:
     assert error.count("--exec ran over 0.5 s and was killed") == 1  # said once, then counted
 
 
-@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+@pytest.mark.skipif(_writes_reason() is not None, reason=_writes_reason() or "")
 def test_the_record_survives_kill_9(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
     watching = Watching("--source", "kmsg", "--record", str(record), "--warn", LOG_ONLY)
-    with open("/dev/kmsg", "w") as kmsg:
-        kmsg.write(f"<4>{NVRM}\n")
+    write_kmsg(NVRM)
     watching.wait_for(lambda e: e["event"] == "warning", 10)
     watching.process.kill()
     watching.process.wait(timeout=30)

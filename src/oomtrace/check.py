@@ -4,6 +4,7 @@ tell); the cursor remembers the kills already said, so each is reported once."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -17,14 +18,18 @@ from oomtrace.watch.blackbox import write_cursor
 # node-problem-detector's max_output_length in its examples: the status message is cut there.
 MAX_LINE = 79
 OK, NEW_KILL, UNKNOWN = 0, 1, 2
+# How many kills the cursor remembers beyond those in the input it last read (rotated away, or
+# from another input): enough for months of a crash loop, a few hundred KB of cursor at most.
+REMEMBERED = 10_000
 
 
 @dataclass(frozen=True, slots=True)
 class Cursor:
-    last: datetime | None
-    """The time of the newest kill already said."""
-    seen: frozenset[str]
-    """The kills at that very second, already said (a second can hold several)."""
+    said: tuple[str, ...]
+    """The identities (`identity`) of the kills already said or already history, oldest first."""
+    legacy_last: datetime | None = None
+    """A cursor written before identities were kept holds only its newest kill's time: kills at
+    or before it count as said, once, while the cursor is rewritten in the new form."""
 
 
 def read(path: str) -> Cursor | None:
@@ -32,45 +37,59 @@ def read(path: str) -> Cursor | None:
     try:
         with open(path, encoding="utf-8") as saved:
             document = json.load(saved)
+        if "said" in document:
+            return Cursor(tuple(str(kill) for kill in document["said"]))
         last = document.get("last_kill")
-        return Cursor(datetime.fromisoformat(last) if last else None, frozenset(document.get("seen", ())))
+        return Cursor((), datetime.fromisoformat(last) if last else None)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, TypeError, AttributeError) as error:
         raise ValueError(f"cannot read --cursor-file {path}: {error}") from None
 
 
+def kills_in(analysis: Analysis) -> list[Episode]:
+    return [e for e in analysis.episodes if e.victim or e.unit]
+
+
 def new_kills(analysis: Analysis, cursor: Cursor | None) -> list[Episode]:
-    """Kills after the cursor. With no cursor yet (the first run), none: the log's old kills are
-    history, not news; the cursor starts at the newest."""
-    timed = [e for e in analysis.episodes if e.moment.time is not None and (e.victim or e.unit)]
+    """Kills the cursor has not said. With no cursor yet (the first run), none: the log's old
+    kills are history, not news. A kill is judged by what it is, not by when it is stamped: a
+    kill without a wall time (uptime-only dmesg) or stamped before the last one said (a clock
+    set back, another host's clock) is news all the same."""
     if cursor is None:
         return []
-    return [e for e in timed if _after(e, cursor)]
+    said = set(cursor.said)
+    return [e for e in kills_in(analysis) if identity(e) not in said and not _legacy_said(e, cursor)]
 
 
-def _after(episode: Episode, cursor: Cursor) -> bool:
+def _legacy_said(episode: Episode, cursor: Cursor) -> bool:
     time = episode.moment.time
-    assert time is not None
-    if cursor.last is None or time > cursor.last:
-        return True
-    return time == cursor.last and key(episode) not in cursor.seen
+    return cursor.legacy_last is not None and time is not None and time <= cursor.legacy_last
 
 
-def key(episode: Episode) -> str:
-    victim = episode.victim
-    return f"{episode.host or ''}/{victim.pid if victim else episode.unit}/{episode.moment.time}"
+def identity(episode: Episode) -> str:
+    """What tells this kill from every other, read from any copy of its log: the host, the
+    stamp as printed (wall clock, uptime or both, never re-computed from --tz or --boot-time),
+    and the victim's pid, name and sizes. Not the file or the line number: kern.log rotated to
+    kern.log.1 holds the same kills at other lines."""
+    moment, victim = episode.moment, episode.victim
+    parts = [episode.host, moment.raw, moment.uptime_s, episode.killer, episode.unit]
+    if victim is not None:
+        parts += [victim.pid, victim.comm, victim.total_vm_kb, victim.anon_rss_kb, victim.rss_kb]
+    return hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
 
 
 def save(path: str, analysis: Analysis, cursor: Cursor | None) -> None:
-    timed = [e for e in analysis.episodes if e.moment.time is not None]
-    last = max((e.moment.time for e in timed if e.moment.time), default=None)
-    if cursor is not None and cursor.last is not None and (last is None or cursor.last > last):
-        last = cursor.last  # the log rotated away what the cursor saw: keep the cursor
-    seen = sorted(key(e) for e in timed if e.moment.time == last)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    write_cursor(path, "check", "", {"last_kill": last.isoformat() if last else None, "seen": seen})
+    """The cursor only grows: every kill of this input, and those said before that this input
+    lacks (a rotated log, a run over another file), so no run can make a later one repeat a kill.
+    Written atomically: a run killed mid-write leaves the previous cursor whole."""
+    current = list(dict.fromkeys(identity(e) for e in kills_in(analysis)))
+    present = set(current)
+    earlier = [kill for kill in (cursor.said if cursor else ()) if kill not in present]
+    room = max(REMEMBERED - len(current), 0)
+    said = (earlier[-room:] if room else []) + current
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_cursor(path, "check", "", {"said": said})
 
 
 def summary(kills: list[Episode]) -> str:

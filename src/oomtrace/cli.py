@@ -7,13 +7,14 @@ import errno
 import importlib
 import io
 import os
+import select
 import stat
 import sys
 import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, tzinfo
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -21,7 +22,7 @@ from rich.console import Console
 
 from oomtrace import __version__, jsonshapes
 from oomtrace.analyze import analyze
-from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, UsageError
+from oomtrace.errors import EmptyInputError, ExitCode, NotFoundError, OomtraceError, UsageError
 from oomtrace.formats import FORMATS, format_class
 from oomtrace.formats.base import Format
 from oomtrace.jsonshapes import Shape
@@ -104,7 +105,7 @@ class _Group(click.Group):
   oomtrace list --by-host -D /var/log/journal/remote        # a fleet's journal-remote store
 
 Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error or
-unreadable input, 130 interrupted, 141 the reader of the output left.""",
+unreadable input, 3 standard input was empty, 130 interrupted, 141 the reader of the output left.""",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.version_option(__version__, "--version", "-V", prog_name="oomtrace")
@@ -132,6 +133,8 @@ class _Settings:
     """`watch --record` files, read after the logs."""
     json_shape: Shape | None = None
     """`--jsonl-fields` / `--host-label`: how to read JSON lines; None: by their content."""
+    stdin_implied: bool = False
+    """Standard input is read because it was piped in, not because `-k -` said so."""
 
 
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -274,7 +277,11 @@ def _settings(
     since: str | None,
     until: str | None,
     redact: bool,
+    read_piped: bool = True,
 ) -> _Settings:
+    """The options checked and resolved. read_piped: whether piped standard input is the log to
+    read without `-k -` (`list`, `why`, `report`, as grep reads it); `check` and `export` run
+    unattended, where a pipe on standard input is whatever cron or ssh left open, not a log."""
     zone: tzinfo | None = local_zone()
     if zone_name:
         zone = named_zone(zone_name)
@@ -301,7 +308,8 @@ def _settings(
     until_time = parse_when(until, zone) if until else None
     if since_time and until_time and since_time > until_time:
         raise UsageError(f"--since {since!r} is after --until {until!r}")
-    if not kernel_logs and not journal_dir and not journal_files and _stdin_is_data():
+    implied = read_piped and not kernel_logs and not journal_dir and not journal_files and _stdin_is_data()
+    if implied:
         # `cat kern.log | oomtrace why x`: what is piped in is the log to read.
         kernel_logs = ("-",)
     journal = None
@@ -329,6 +337,7 @@ def _settings(
         journal_reader,
         records,
         _json_shape(jsonl_fields, host_label),
+        implied,
     )
 
 
@@ -354,6 +363,46 @@ def _stdin_is_data() -> bool:
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         return False
     return stat.S_ISFIFO(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_size > 0)
+
+
+# How long a pipe on standard input may stay silent before oomtrace says it is waiting on it.
+STDIN_QUIET_S = 2.0
+
+
+def _say_if_stdin_is_silent(settings: _Settings) -> None:
+    """`ssh host oomtrace why x`, a cron job: a pipe left open on standard input, nothing in it.
+    oomtrace waits for it as grep would, but says so once on stderr with the way out, rather than
+    hang without a word."""
+    if not settings.stdin_implied:
+        return
+    try:
+        ready, _, _ = select.select([sys.stdin.fileno()], [], [], STDIN_QUIET_S)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return
+    if not ready:
+        click.echo(
+            "oomtrace: waiting for a kernel log on standard input (it is a pipe); to read this "
+            "machine's journal instead, run it with < /dev/null",
+            err=True,
+        )
+
+
+def _refuse_empty_stdin(settings: _Settings, analysis: Analysis) -> None:
+    """Piped input that held nothing is no evidence of "no kills": `true | oomtrace list` must not
+    say 0 episodes of a machine whose journal holds seven."""
+    if "-" not in settings.kernel_logs:
+        return
+    if any(source.name == "<stdin>" and not source.records for source in analysis.sources):
+        if settings.stdin_implied:
+            raise EmptyInputError(
+                "standard input was empty: no kernel log was read",
+                hint="it was piped in, so it was read instead of the journal; to read this "
+                "machine's journal, run without the pipe or with < /dev/null",
+            )
+        raise EmptyInputError(
+            "standard input (-k -) was empty: no kernel log was read",
+            hint="the command before the pipe wrote nothing: did it fail?",
+        )
 
 
 def _sources(settings: _Settings) -> list[Source]:
@@ -609,7 +658,7 @@ def export_command(prom_textfile: str, **options: Any) -> None:
     """Metrics of the OOM kills and early warnings in the input, for Prometheus."""
     from oomtrace.metrics import from_analysis  # prometheus-client: only this command needs it
 
-    settings = _settings(**options)
+    settings = _settings(read_piped=False, **options)
     analysis, _ = _analysis(settings)
     try:
         from_analysis(analysis).write(prom_textfile)
@@ -644,11 +693,9 @@ def check_command(cursor_file: str, **options: Any) -> None:
 
     try:
         saved = check.read(cursor_file)
-        settings = _settings(**options)
-        if saved is not None and saved.last is not None and settings.since is None:
-            # Only what came after the cursor needs reading (less a second: kills at that second).
-            settings = _since(settings, saved.last - timedelta(seconds=1))
-        analysis, _ = _analysis(settings)
+        # All of the input, not only what is stamped after the last kill said: a kill stamped
+        # earlier (a clock set back) or not at all (uptime-only dmesg) is news too.
+        analysis, _ = _analysis(_settings(read_piped=False, **options))
         kills = check.new_kills(analysis, saved)
         check.save(cursor_file, analysis, saved)
     except (OomtraceError, ValueError, OSError) as error:
@@ -657,11 +704,6 @@ def check_command(cursor_file: str, **options: Any) -> None:
         raise SystemExit(check.UNKNOWN) from None
     click.echo(inert(check.summary(kills)))
     raise SystemExit(check.NEW_KILL if kills else check.OK)
-
-
-def _since(settings: _Settings, since: datetime) -> _Settings:
-    journal = dataclasses.replace(settings.journal, since=since) if settings.journal else None
-    return dataclasses.replace(settings, since=since, journal=journal)
 
 
 def _list_boots(settings: _Settings) -> None:
@@ -679,8 +721,11 @@ def _list_boots(settings: _Settings) -> None:
 def _analysis(settings: _Settings) -> tuple[Analysis, int]:
     """Read every source, then keep what lies within --since/--until."""
     sources = _sources(settings)
+    _say_if_stdin_is_silent(settings)
     if not _show_progress(settings):
-        return between(analyze(sources, None, settings.since, settings.until), settings.since, settings.until)
+        analysis = analyze(sources, None, settings.since, settings.until)
+        _refuse_empty_stdin(settings, analysis)
+        return between(analysis, settings.since, settings.until)
     from rich.progress import (  # only for a person at a terminal
         BarColumn,
         MofNCompleteColumn,
@@ -700,6 +745,7 @@ def _analysis(settings: _Settings) -> tuple[Analysis, int]:
     )
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         analysis = analyze(sources, progress, settings.since, settings.until)
+    _refuse_empty_stdin(settings, analysis)
     return between(analysis, settings.since, settings.until)
 
 

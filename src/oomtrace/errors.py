@@ -11,6 +11,8 @@ class ExitCode(IntEnum):
     OK = 0
     NOT_FOUND = 1
     USAGE = 2
+    EMPTY_INPUT = 3
+    """Standard input was piped in and held nothing: no log was read, so no answer is given."""
 
 
 class OomtraceError(Exception):
@@ -29,6 +31,12 @@ class OomtraceError(Exception):
 
 class InputError(OomtraceError):
     """A source could not be read: missing, unreadable, binary, or not a log."""
+
+
+class EmptyInputError(InputError):
+    """Standard input held nothing: `true | oomtrace list` is no evidence of "no kills"."""
+
+    exit_code = ExitCode.EMPTY_INPUT
 
 
 class UsageError(OomtraceError):
