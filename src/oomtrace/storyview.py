@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
+from oomtrace.charts import Bars, RunUp, ShareChart, kills_over_time, memory_chart, run_up
 from oomtrace.episodes import moment_gap
 from oomtrace.explain import (
     Explanation,
@@ -25,7 +26,7 @@ from oomtrace.explain import (
 from oomtrace.model import Analysis, Episode
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
-from oomtrace.units import clock, clock_time, kib, relative
+from oomtrace.units import clock, clock_time, kib, relative, time_of_day
 from oomtrace.verdict import Verdict
 
 
@@ -57,6 +58,9 @@ class MemoryView:
     figures: tuple[tuple[str, str], ...]
     """(label, amount), in the order a reader wants them: the cgroup, then the machine."""
     notes: tuple[str, ...]
+    beside_chart: tuple[tuple[str, str], ...] = ()
+    """The figures a picture of RAM's parts does not show (RAM, the watermark, shmem, swap), for a
+    format that draws the picture: the parts are not said twice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +84,11 @@ class StoryView:
     """The story in a few sentences, after the headline (the Markdown summary)."""
     facts: tuple[Fact, ...]
     memory: MemoryView | None
+    memory_chart: ShareChart | None
+    """RAM at the kill in parts, for a picture beside `memory`."""
     timeline: Grid
+    run_up: RunUp | None
+    """The timeline as a picture: its records against time."""
     collateral: Grid | None
     holders: Grid | None
     server_log: ServerLogView | None
@@ -115,6 +123,8 @@ class ReportView:
     """"2 incident(s), 3 kill(s), from 2026-05-10 14:02:11 to the end"."""
     by_victim: Grid | None
     by_cause: Grid | None
+    kills_chart: Bars | None
+    """Kills per hour or day over the report's range."""
     notes: tuple[str, ...]
     stories: Sequence[StoryView]
     every: str
@@ -187,6 +197,7 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         heading=f"{len(report.stories)} incident(s), {kills} kill(s), from {since} to {until}",
         by_victim=_counts("victim", report.by_victim),
         by_cause=_counts("cause", report.by_cause),
+        kills_chart=kills_over_time(report.kill_times),
         notes=notes,
         stories=_Worded(
             len(report.stories), lambda i: story_view(report.stories[i], hosts=len(analysis.hosts))
@@ -223,7 +234,9 @@ def story_view(
         sentences=_sentences(story, why) if kernel else (),
         facts=facts,
         memory=_memory(story.memory),
+        memory_chart=memory_chart(story.memory),
         timeline=_timeline(story),
+        run_up=run_up(story.timeline),
         collateral=_collateral(story),
         holders=_holders(why),
         server_log=server_log,
@@ -407,8 +420,7 @@ def _holders(why: Explanation) -> Grid | None:
 def _timeline(story: Story) -> Grid:
     rows = []
     for entry in story.timeline:
-        when = entry.moment.time.strftime("%H:%M:%S") if entry.moment.time else clock(entry.moment)
-        rows.append((relative(entry.offset_s), when, entry.kind, entry.short))
+        rows.append((relative(entry.offset_s), time_of_day(entry.moment), entry.kind, entry.short))
     return Grid(("T", "time", "kind", "event"), "rlll", tuple(rows))
 
 
@@ -437,7 +449,14 @@ def _memory(memory: MemoryPicture | None) -> MemoryView | None:
         figures.append(("swap", f"{kib(used)} used of {kib(memory.swap_total_kb)}"))
     elif memory.swap_total_kb == 0:
         figures.append(("swap", "none"))
-    return MemoryView(tuple(figures), memory.notes)
+    beside = tuple((label, amount) for label, amount in figures if label not in _CHARTED)
+    return MemoryView(tuple(figures), memory.notes, beside)
+
+
+# The figures the RAM picture (charts.memory_chart) shows as its parts.
+_CHARTED = frozenset(
+    ("free", "anon", "page cache", "slab", "page tables", "in no LRU list, slab or page table")
+)
 
 
 def _server_log(verdict: Verdict, story: Story | None) -> ServerLogView | None:

@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from oomtrace import __version__
+from oomtrace.formats import mermaid
 from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
@@ -100,7 +101,10 @@ class MarkdownFormat(Format):
 
     def hosts(self, view: HostsView) -> None:
         body = _grid(Grid(view.header, view.align, view.rows)) if view.rows else text(view.empty)
-        self._emit("\n".join([f"## {text(view.title)}", "", body, "", _footer(view.footer)]))
+        chart = [mermaid.bars(view.chart), ""] if view.chart else []
+        if view.chart and view.chart.note:
+            chart += [f"_{text(view.chart.note)}._", ""]
+        self._emit("\n".join([f"## {text(view.title)}", "", *chart, body, "", _footer(view.footer)]))
 
     def boots(self, boots: list[Boot]) -> None:
         rows = [
@@ -136,6 +140,8 @@ class MarkdownFormat(Format):
         for grid in (view.by_victim, view.by_cause):
             if grid is not None:
                 counts += ["", _grid(grid)]
+        if view.kills_chart is not None:
+            counts += ["", mermaid.bars(view.kills_chart)]
         if view.by_victim is None:
             counts += ["", "No OOM kills in this range."]
         counts += ["", *(f"_{text(note)}._" for note in view.notes)]
@@ -215,14 +221,18 @@ def _story(story: StoryView) -> str:
     headline = f"**{text(story.who)}**{text(story.what)}."
     parts = [f"## {text(story.heading)}", "", " ".join([headline, *(text(s) for s in story.sentences)]), ""]
     if story.timeline.rows:
-        parts += ["### Timeline", "", _grid(story.timeline), ""]
+        parts += ["### Timeline", ""]
+        if story.run_up is not None:
+            parts += [mermaid.timeline(story.run_up), ""]
+        parts += [_grid(story.timeline), ""]
     # The collateral has its own table here; the facts keep the rest.
     facts = tuple(f for f in story.facts if f.key != "collateral" or story.collateral is None)
     parts += ["### Facts", "", _facts(facts), ""]
     if story.collateral is not None:
         parts += ["### Also killed in this incident", "", _grid(story.collateral), ""]
     if story.memory is not None:
-        parts += ["### Memory at the kill", "", _memory(story.memory), ""]
+        chart = [mermaid.pie(story.memory_chart), ""] if story.memory_chart else []
+        parts += ["### Memory at the kill", "", *chart, _memory(story.memory, bool(chart)), ""]
     if story.holders is not None:
         parts += ["### Largest processes at the kill", "", _grid(story.holders), ""]
     return "\n".join(parts).rstrip("\n")
@@ -236,8 +246,9 @@ def _grid(grid: Grid) -> str:
     return table(list(grid.header), [[text(cell) for cell in row] for row in grid.rows], grid.align)
 
 
-def _memory(memory: MemoryView) -> str:
-    rows = [[text(label), text(amount)] for label, amount in memory.figures]
+def _memory(memory: MemoryView, charted: bool) -> str:
+    figures = memory.beside_chart if charted else memory.figures
+    rows = [[text(label), text(amount)] for label, amount in figures]
     notes = "\n".join(f"- {text(note)}" for note in memory.notes)
     return table(["", ""], rows, "lr") + ("\n\n" + notes if notes else "")
 
