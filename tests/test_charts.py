@@ -142,12 +142,15 @@ def test_buckets_keep_the_empty_ones_and_never_exceed_the_cap() -> None:
     assert chart is not None and chart.axis == "hour"
     assert chart.counts == (1, 0, 0, 0, 0, 2)
     for days in (1, 30, 400, 4000):
-        spread = kills_over_time([start, start + timedelta(days=days)])
+        spread = kills_over_time([start, start, start + timedelta(days=days)])
         assert spread is not None and len(spread.counts) <= MAX_POINTS
-        assert sum(spread.counts) == 2 and spread.counts[0] == spread.counts[-1] == 1
+        assert sum(spread.counts) == 3 and spread.counts[0] == 2 and spread.counts[-1] == 1
     # Across a new year the labels carry the year.
-    assert kills_over_time([start, start + timedelta(days=90)]).labels[-1].startswith("2027-")  # type: ignore[union-attr]
-    assert kills_over_time([start]) is None and kills_over_time([start, start]) is None
+    new_year = kills_over_time([start, start, start + timedelta(days=90)])
+    assert new_year is not None and new_year.labels[-1].startswith("2027-")
+    # Two kills are a list, not a trend; kills all in one bucket are one bar, which says nothing.
+    assert kills_over_time([start, start + timedelta(hours=1)]) is None
+    assert kills_over_time([start, start, start + timedelta(seconds=5)]) is None
 
 
 def test_a_bucket_with_a_kill_always_shows_a_block() -> None:

@@ -148,6 +148,8 @@ def run_up(entries: Sequence[TimelineEntry]) -> RunUp | None:
     return RunUp(f"The run-up to the kill{span}", events, left_out)
 
 
+# Fewer kills than this are a list, not a trend: the report's overview says them.
+_FEWEST_KILLS = 3
 # Bucket widths from fine to coarse: the finest that fits the span in MAX_POINTS bars is used;
 # a span longer than 30 days a bar allows gets bars of as many days as it needs.
 _BUCKETS: tuple[tuple[str, timedelta], ...] = (
@@ -164,7 +166,7 @@ _BUCKETS: tuple[tuple[str, timedelta], ...] = (
 def kills_over_time(times: Iterable[datetime]) -> Bars | None:
     """Kills per bucket of time, empty buckets included (a gap is part of the picture)."""
     stamps = sorted(times)
-    if len(stamps) < 2 or stamps[0] == stamps[-1]:
+    if len(stamps) < _FEWEST_KILLS or stamps[0] == stamps[-1]:
         return None
     span = stamps[-1] - stamps[0]
     # A span of n widths can touch n + 1 buckets once the first is aligned to the clock.
@@ -174,6 +176,8 @@ def kills_over_time(times: Iterable[datetime]) -> Bars | None:
     start = _floor(stamps[0], width)
     counts: Counter[int] = Counter((t - start) // width for t in stamps)
     buckets = max(counts) + 1
+    if buckets < 2:
+        return None  # one bar: all in one minute, which the heading already says
     dated = "%Y-%m-%d" if stamps[0].year != stamps[-1].year else "%m-%d"
     labels = tuple(_bucket_label(start + i * width, width, dated) for i in range(buckets))
     return Bars(f"OOM kills per {name}", name, labels, tuple(counts[i] for i in range(buckets)))

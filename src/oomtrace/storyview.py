@@ -119,8 +119,11 @@ class WhyView:
 
 @dataclass(frozen=True, slots=True)
 class ReportView:
+    title: str
     heading: str
-    """"2 incident(s), 3 kill(s), from 2026-05-10 14:02:11 to the end"."""
+    """"2 incident(s), 3 kill(s), from 2026-05-10 14:02:11+00:00 to 2026-05-10 16:40:09+00:00"."""
+    overview: Grid | None
+    """One row an incident: where it starts, who died first, the constraint, what warned first."""
     by_victim: Grid | None
     by_cause: Grid | None
     kills_chart: Bars | None
@@ -185,8 +188,6 @@ def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyV
 
 
 def report_view(analysis: Analysis, report: Report) -> ReportView:
-    since = clock_time(report.since) if report.since else "the start"
-    until = clock_time(report.until) if report.until else "the end"
     kills = sum(n for _, n in report.by_victim)
     notes = (
         (f"{report.untimed} episode(s) had no wall-clock time and were left out; give --boot-time",)
@@ -194,7 +195,9 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         else ()
     )
     return ReportView(
-        heading=f"{len(report.stories)} incident(s), {kills} kill(s), from {since} to {until}",
+        title="OOM post-incident report",
+        heading=f"{len(report.stories)} incident(s), {kills} kill(s){_report_range(report)}",
+        overview=_overview(report),
         by_victim=_counts("victim", report.by_victim),
         by_cause=_counts("cause", report.by_cause),
         kills_chart=kills_over_time(report.kill_times),
@@ -206,6 +209,42 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         footer=footer(analysis),
         report_data=report,
     )
+
+
+def _report_range(report: Report) -> str:
+    """The range the report covers: the one asked for, else from its first kill to its last."""
+    first = report.since or min(report.kill_times, default=None)
+    last = report.until or max(report.kill_times, default=None)
+    if first is None or last is None:
+        return ""
+    return f", from {clock_time(first)} to {clock_time(last)}"
+
+
+def _overview(report: Report) -> Grid | None:
+    if not report.stories:
+        return None
+    rows = []
+    for story in report.stories:
+        episode = story.episode
+        warning = story.earliest_warning
+        first = (
+            f"{warning_summary(warning.kind, warning.key, warning.text)}, {lead_words(story)}"
+            if warning
+            else "none in the kernel log before the kill"
+        )
+        incident = str(story.incident.id) if story.incident else ""
+        rows.append((incident, clock(episode.moment), victim_name(episode), _scope(episode), first))
+    header = ("incident", "time", "first victim", "constraint", "first warning")
+    return Grid(header, "rllll", tuple(rows))
+
+
+def _scope(episode: Episode) -> str:
+    """The overview's constraint cell: which limit, or which killer when it was not the kernel."""
+    if episode.killer != "kernel":
+        return episode.killer
+    if episode.constraint == "memcg" and episode.memcg:
+        return f"memcg {episode.memcg}"
+    return episode.constraint or "not in the log"
 
 
 def _counts(name: str, counts: tuple[tuple[str, int], ...]) -> Grid | None:
@@ -260,17 +299,16 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
     assert victim is not None
     said = [f"It happened at {clock(episode.moment)}."]
     if episode.trigger is not None:
-        said.append(f"{episode.trigger.comm} invoked the killer, asking for {why.request}.")
+        # A sentence starts with a capital and a word, never with a process's own lower-case name.
+        said.append(f"The killer was invoked by {episode.trigger.comm}, asking for {why.request}.")
     held = f"It held {kib(victim.anon_rss_kb)} anon-rss"
     if victim.total_vm_kb is not None:
         held += f" of {kib(victim.total_vm_kb)} total-vm"
     if victim.oom_score_adj is not None:
         held += f", oom_score_adj {victim.oom_score_adj}"
+    # Why the kernel chose it and where its oom_score_adj came from are the facts' to say, below
+    # the summary: a report says each explanation once.
     said.append(held + ".")
-    if why.reason:
-        said.append(why.reason[0].upper() + why.reason[1:] + ".")
-    if why.adj_origin:
-        said.append(why.adj_origin[0].upper() + why.adj_origin[1:] + ".")
     warning = story.earliest_warning
     if warning is not None:
         summary = warning_summary(warning.kind, warning.key, warning.text)
@@ -279,7 +317,7 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
         said.append("Nothing in the kernel log warned before the kill.")
     others = len(story.collateral)
     said.append(
-        f"{others} other process{'es were' if others != 1 else ' was'} killed in the same incident."
+        f"In the same incident {others} other process{'es were' if others != 1 else ' was'} killed."
         if others
         else "No other process was killed in the same incident."
     )

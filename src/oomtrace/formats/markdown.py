@@ -30,13 +30,27 @@ _GITHUB_REFERENCE = re.compile(
 )
 
 
+# What GitHub's autolink extension turns into a mailto: link whatever is escaped in it: a systemd
+# unit such as user@1000.service is shaped like an e-mail address. Such a word is a code span.
+_EMAIL_SHAPED = re.compile(r"[\w.+-]*[\w+-]@[\w-]+(?:\.[\w-]+)+")
+
+
 def text(value: object) -> str:
     """Untrusted text for running Markdown or a table cell: inert, every markup character escaped."""
     flat = inert(str(value)).replace("\n", " ")
     if _GITHUB_REFERENCE.search(flat):
         return code_span(flat)
+    pieces = _EMAIL_SHAPED.split(flat)
+    shaped = _EMAIL_SHAPED.findall(flat)
+    out = [_escaped(pieces[0])]
+    for word, rest in zip(shaped, pieces[1:], strict=True):
+        out += [code_span(word), _escaped(rest)]
+    return "".join(out)
+
+
+def _escaped(flat: str) -> str:
     escaped = _PUNCTUATION.sub(r"\\\1", flat)
-    # GitHub turns bare URLs, www. names and e-mail addresses into links; an escape stops it.
+    # GitHub turns bare URLs and www. names into links; an escape stops it (cmark-gfm checked).
     return escaped.replace("://", "\\://").replace("www.", "www\\.").replace("@", "\\@")
 
 
@@ -136,23 +150,23 @@ class MarkdownFormat(Format):
         self._emit(before + intro + document([view.involved], view.footer, view.every))
 
     def report(self, analysis: Analysis, view: ReportView) -> None:
-        counts = [text(view.heading) + "."]
+        # Top-down: what the report covers, how many and when, one row an incident, then each.
+        head = [f"# {text(view.title)}", "", text(view.heading) + "."]
+        if view.kills_chart is not None:
+            head += ["", mermaid.bars(view.kills_chart)]
+        if view.overview is not None:
+            head += ["", "## Incidents", "", *_overview(view.overview, view.every)]
         for grid in (view.by_victim, view.by_cause):
             if grid is not None:
-                counts += ["", _grid(grid)]
-        if view.kills_chart is not None:
-            counts += ["", mermaid.bars(view.kills_chart)]
+                head += ["", _grid(grid)]
         if view.by_victim is None:
-            counts += ["", "No OOM kills in this range."]
-        counts += ["", *(f"_{text(note)}._" for note in view.notes)]
-        head = "\n".join(counts).rstrip("\n")
+            head += ["", "No OOM kills in this range."]
+        head += ["", *(f"_{text(note)}._" for note in view.notes)]
+        top = "\n".join(head).rstrip("\n")
         if not view.stories:
-            self._emit(head + "\n\n" + _footer(view.footer))
+            self._emit(top + "\n\n" + _footer(view.footer))
             return
-        body = document(
-            list(view.stories), view.footer, view.every, title="OOM post-incident report", reserved=len(head)
-        )
-        self._emit(head + "\n\n" + body)
+        self._emit(top + "\n\n" + document(list(view.stories), view.footer, view.every, reserved=len(top)))
 
     def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         return None
@@ -161,15 +175,23 @@ class MarkdownFormat(Format):
         self.console.file.write(document.rstrip("\n") + "\n")
 
 
-def document(
-    stories: list[StoryView], footer: str, every: str, title: str | None = None, reserved: int = 0
-) -> str:
+def _overview(grid: Grid, every: str) -> list[str]:
+    """The incidents' table, as many rows as a third of GitHub's limit holds (the stories need the
+    rest), with a line that says how many more there are and what prints them."""
+    rows = [[text(cell) for cell in row] for row in grid.rows]
+    shown = _rows_fitting(rows, GITHUB_LIMIT // 3)
+    parts = [table(list(grid.header), rows[:shown], grid.align)]
+    if shown < len(rows):
+        parts += ["", f"_{len(rows) - shown:,} more incident(s); `{text(every)}` lists them all._"]
+    return parts
+
+
+def document(stories: list[StoryView], footer: str, every: str, reserved: int = 0) -> str:
     """The stories that fit under GitHub's limit (`reserved` characters are taken before them),
     with their raw kernel lines cut to share what is left; a line says how many stories were
     left out and which command (`every`) prints them all."""
     bodies = [_story(s) for s in stories]
-    head = [f"# {text(title)}", ""] if title else []
-    room = GITHUB_LIMIT - reserved - len("\n".join(head)) - len(_footer(footer)) - 2 * _MARGIN
+    room = GITHUB_LIMIT - reserved - len(_footer(footer)) - 2 * _MARGIN
     kept = _fitting(bodies, room)
     left_out = len(bodies) - kept
     note = (
@@ -186,7 +208,7 @@ def document(
     sections = [
         body + "\n\n" + _raw_lines(s, budget) for s, body in zip(stories[:kept], bodies[:kept], strict=True)
     ]
-    return "\n".join([*head, "\n\n---\n\n".join(sections), "", *note, _footer(footer)])
+    return "\n".join(["\n\n---\n\n".join(sections), "", *note, _footer(footer)])
 
 
 def _rows_fitting(rows: list[list[str]], room: int) -> int:
@@ -239,7 +261,7 @@ def _story(story: StoryView) -> str:
 
 
 def _facts(facts: tuple[Fact, ...]) -> str:
-    return table(["", ""], [[text(f.label), text(f.value)] for f in facts])
+    return table(["fact", "what the log says"], [[text(f.label), text(f.value)] for f in facts])
 
 
 def _grid(grid: Grid) -> str:
@@ -250,7 +272,7 @@ def _memory(memory: MemoryView, charted: bool) -> str:
     figures = memory.beside_chart if charted else memory.figures
     rows = [[text(label), text(amount)] for label, amount in figures]
     notes = "\n".join(f"- {text(note)}" for note in memory.notes)
-    return table(["", ""], rows, "lr") + ("\n\n" + notes if notes else "")
+    return table(["memory", "at the kill"], rows, "lr") + ("\n\n" + notes if notes else "")
 
 
 def _raw_lines(story: StoryView, budget: int) -> str:

@@ -135,6 +135,8 @@ class TextFormat(Format):
         self.console.print(counts)
         if view.kills_chart is not None:
             self._bars(view.kills_chart)
+        if view.overview is not None:
+            self._overview(view.overview)
         for story in view.stories:
             self.console.print()
             self._story(story)
@@ -170,6 +172,14 @@ class TextFormat(Format):
         rows += [[Text(" "), _t(" · ".join(f"{label} {amount}" for label, amount in figures))]]
         rows += [[Text(" •"), _t(note)] for note in memory.notes]
         self._print(rows, _MEMORY, "Memory at the kill")
+
+    def _overview(self, grid: Grid) -> None:
+        """The incidents' table as two lines a row: a table of five columns does not fit 80."""
+        rows: list[list[Text]] = []
+        for incident, *cells, first in grid.rows:
+            rows.append([_t(f"#{incident}"), _t("  ".join(cells))])
+            rows.append([Text(), _t(f"{grid.header[-1]}: {first}", "dim")])
+        self._print(rows, _FACTS, "Incidents")
 
     def _bars(self, chart: Bars) -> None:
         self.console.print()
