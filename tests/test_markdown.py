@@ -285,3 +285,18 @@ def test_the_summary_does_not_repeat_the_facts_explanations() -> None:
     headline, *sentences = paragraph.split(". ")
     assert headline.startswith("ds4-server (pid 124531) was killed")
     assert len(sentences) == 5 and all(s[0].isupper() for s in sentences), sentences
+
+
+def test_the_quote_keeps_the_titles_a_reader_needs() -> None:
+    tree = render(why_markdown(SEED000, "llama-server"))
+    (raw,) = raw_blocks(tree)
+    lines = [line.partition("kernel: ")[2] for line in (raw.text or "").splitlines()]
+    # The tasks table's title (its values are pages) just before its header, and the call
+    # trace's title before its frames.
+    title = lines.index("Tasks state (memory values in pages):")
+    assert lines[title + 1].startswith("[  pid  ]")
+    trace = lines.index("Call trace:")
+    assert lines[trace + 1].strip().startswith("show_stack+")
+    summary = "".join(nodes(tree, "html_block")[0].itertext())
+    # What the quote leaves out is said, with where to read it.
+    assert "the other 9 (registers, free-page lists" in summary and "7–76" in summary

@@ -76,6 +76,7 @@ _BODY = (
     ev.TaskLine,
     ev.HardwareName,
     ev.CallFrame,
+    ev.SectionTitle,
     ev.MemInfoHeader,
     ev.Counters,
     ev.ZoneLine,

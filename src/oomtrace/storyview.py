@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import overload
 
 from oomtrace.charts import Bars, RunUp, ShareChart, kills_over_time, memory_chart, run_up
-from oomtrace.episodes import moment_gap
+from oomtrace.episodes import MAX_RAW_LINES, moment_gap
 from oomtrace.explain import (
     Explanation,
     MemoryPicture,
@@ -95,6 +95,9 @@ class StoryView:
     raw_lines: tuple[str, ...]
     lines: tuple[int, int]
     """The log's line range of this episode, where the raw lines can be read in full."""
+    unquoted: int = 0
+    """Lines in that range the quote leaves out because nothing was read from them (registers,
+    free-page lists); 0 where the quote was cut at its bound instead (a fact says so)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +284,15 @@ def story_view(
         server_log=server_log,
         raw_lines=episode.raw_lines,
         lines=episode.lines,
+        unquoted=_unquoted(episode),
     )
+
+
+def _unquoted(episode: Episode) -> int:
+    if len(episode.raw_lines) >= MAX_RAW_LINES:
+        return 0
+    first, last = episode.lines
+    return max(last - first + 1 - len(episode.raw_lines), 0)
 
 
 def _what(episode: Episode, why: Explanation) -> str:

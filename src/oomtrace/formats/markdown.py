@@ -294,6 +294,12 @@ def _raw_lines(story: StoryView, budget: int) -> str:
             f"comment limit; the log has them all at lines {first}\u2013{last}._"
         )
     summary = f"Kernel log lines {first}\u2013{last} of this episode ({len(lines)} lines)"
+    if story.unquoted:
+        summary = (
+            f"Kernel log lines {first}\u2013{last} of this episode: the {len(lines)} it was read from; "
+            f"the other {story.unquoted} (registers, free-page lists, hugepage counts, other "
+            "messages between) are in the log"
+        )
     return (
         "\n".join(["<details>", f"<summary>{summary}</summary>", "", code_block(kept), "", "</details>"])
         + note
