@@ -36,6 +36,11 @@ def nodes(tree: ET.Element, kind: str) -> list[ET.Element]:
     return list(tree.iter(NS + kind))
 
 
+def raw_blocks(tree: ET.Element) -> list[ET.Element]:
+    """The quoted kernel lines' code blocks (the charts are code blocks too, of Mermaid)."""
+    return [b for b in nodes(tree, "code_block") if b.get("info") == "text"]
+
+
 def why_markdown(log: Path, query: str, *args: str) -> str:
     result = run("why", query, "-k", str(log), "--format", "markdown", "--tz", "UTC", *args)
     assert result.exit_code == 0, result.output
@@ -55,12 +60,13 @@ def test_seed000_report_structure() -> None:
     assert len(nodes(timeline, "table_row")) == 4  # warning, invoked, kill, reaped
     html = [b.text or "" for b in nodes(tree, "html_block")]
     assert html[0].startswith("<details>") and html[-1].strip() == "</details>"
-    (raw,) = nodes(tree, "code_block")
+    (raw,) = raw_blocks(tree)
     assert "Out of memory: Killed process 1966928 (llama-server)" in (raw.text or "")
+    assert [b.get("info") for b in nodes(tree, "code_block")] == ["mermaid", "mermaid", "text"]
     verdict = " ".join("".join(nodes(tree, "paragraph")[0].itertext()).split())
     assert verdict.startswith("Verdict (kernel-oom): llama-server (pid 1966928) was killed")
     summary = " ".join(" ".join(p.itertext()) for p in nodes(tree, "paragraph"))
-    assert "3m13s before the kill" in summary and "dashboard-servi invoked the killer" in summary
+    assert "3m13s before the kill" in summary and "The killer was invoked by dashboard-servi" in summary
     assert len(markdown) < GITHUB_LIMIT
 
 
@@ -94,7 +100,7 @@ def test_log_text_cannot_break_out_of_its_place(tmp_path: Path, name: str) -> No
     ]
     assert [h.strip()[:9] for h in html] == ["<details>", "</details", "<sub>", "</sub>"], html
     # The raw lines stay in one code block, byte for byte.
-    (raw,) = nodes(tree, "code_block")
+    (raw,) = raw_blocks(tree)
     assert f"Killed process 2110 ({name})" in (raw.text or "")
     # In prose and tables the name is text, never markup or a link.
     assert not nodes(tree, "emph") and not nodes(tree, "link")
@@ -210,3 +216,87 @@ def test_missing_parts_are_worded_alike_in_text_and_markdown(tmp_path: Path) -> 
     words = "the log lacks the `invoked oom-killer` header"
     assert words in run("why", "oomprobe-hog", "-k", str(log)).stdout
     assert text(words) in run("why", "oomprobe-hog", "-k", str(log), "--format", "markdown").stdout
+
+
+SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
+SEED002 = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+
+
+def _report(log: Path) -> str:
+    result = run("report", "-k", str(log), "--format", "markdown", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_the_report_reads_top_down() -> None:
+    markdown = _report(SEED002)
+    tree = render(markdown)
+    headings = [(h.get("level"), "".join(h.itertext()).strip()) for h in nodes(tree, "heading")]
+    # The title first, then the incidents' overview, then each incident.
+    assert headings[:3] == [("1", "OOM post-incident report"), ("2", "Incidents"), ("2", "OOM kill: ds4-server (pid 124531)")]
+    first = " ".join("".join(nodes(tree, "paragraph")[0].itertext()).split())
+    # The range is the actual times, not "from the start to the end".
+    assert first == "1 incident(s), 4 kill(s), from 2026-11-19 21:47:33+00:00 to 2026-11-19 21:47:35+00:00."
+    assert "the start" not in markdown and "the end" not in markdown
+    overview = nodes(tree, "table")[0]
+    header = ["".join(c.itertext()).strip() for c in nodes(overview, "table_header")[0]]
+    assert header == ["incident", "time", "first victim", "constraint", "first warning"]
+    (row,) = nodes(overview, "table_row")
+    cells = [" ".join("".join(c.itertext()).split()) for c in row]
+    assert cells[:4] == ["1", "2026-11-19 21:47:33+00:00", "ds4-server (pid 124531)", "global"]
+    assert cells[4].endswith("53s before the kill")
+
+
+@pytest.mark.parametrize("log", [SEED000, SEED002, REAL], ids=lambda p: p.parent.name)
+def test_no_table_has_an_empty_header(log: Path) -> None:
+    for markdown in (_report(log), why_markdown(log, _victim(log))):
+        for table in nodes(render(markdown), "table"):
+            header = ["".join(c.itertext()).strip() for c in nodes(table, "table_header")[0]]
+            assert all(header), header
+
+
+def _victim(log: Path) -> str:
+    document = json.loads(run("list", "-k", str(log), "--format", "json").stdout)
+    return str(document["episodes"][0]["victim"]["pid"])
+
+
+def test_a_systemd_unit_is_never_a_mailto_link() -> None:
+    # seed 000's victim runs under user@1000.service: GitHub's autolink takes it for an address.
+    markdown = why_markdown(SEED000, "llama-server")
+    assert "user@1000.service" in markdown
+    tree = render(markdown)
+    assert not nodes(tree, "link")
+    assert "user@1000.service" in ["".join(n.itertext()) for n in nodes(tree, "code")]
+
+
+def test_text_puts_email_shaped_words_in_code_and_escapes_the_rest() -> None:
+    assert text("unit user@1000.service of *x*") == "unit `user@1000.service` of \\*x\\*"
+    assert text("a@b") == "a\\@b"  # no dot after the @: no autolink, an escape is enough
+
+
+def test_the_summary_does_not_repeat_the_facts_explanations() -> None:
+    markdown = why_markdown(SEED002, "ds4-server")
+    summary = markdown.split("### Timeline")[0]
+    facts = markdown.split("### Facts")[1]
+    for explanation in ("asked to be killed first", "highest badness of the 9 killable tasks"):
+        assert explanation not in summary and explanation in facts
+    # After the headline (the victim's name in bold), every sentence starts with a capital letter.
+    paragraph = " ".join("".join(nodes(render(summary), "paragraph")[-1].itertext()).split())
+    headline, *sentences = paragraph.split(". ")
+    assert headline.startswith("ds4-server (pid 124531) was killed")
+    assert len(sentences) == 5 and all(s[0].isupper() for s in sentences), sentences
+
+
+def test_the_quote_keeps_the_titles_a_reader_needs() -> None:
+    tree = render(why_markdown(SEED000, "llama-server"))
+    (raw,) = raw_blocks(tree)
+    lines = [line.partition("kernel: ")[2] for line in (raw.text or "").splitlines()]
+    # The tasks table's title (its values are pages) just before its header, and the call
+    # trace's title before its frames.
+    title = lines.index("Tasks state (memory values in pages):")
+    assert lines[title + 1].startswith("[  pid  ]")
+    trace = lines.index("Call trace:")
+    assert lines[trace + 1].strip().startswith("show_stack+")
+    summary = "".join(nodes(tree, "html_block")[0].itertext())
+    # What the quote leaves out is said, with where to read it.
+    assert "the other 9 (registers, free-page lists" in summary and "7–76" in summary

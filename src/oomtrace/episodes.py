@@ -73,6 +73,7 @@ _BODY = (
     ev.TaskLine,
     ev.HardwareName,
     ev.CallFrame,
+    ev.SectionTitle,
     ev.MemInfoHeader,
     ev.Counters,
     ev.ZoneLine,

@@ -68,6 +68,13 @@ class MemInfoHeader(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class SectionTitle(Event):
+    """`Call Trace:` or `Tasks state (memory values in pages):`: a line that only titles what
+    follows. Nothing is read from it; the report's quote keeps it, since a reader needs it to
+    read the frames and the table under it."""
+
+
+@dataclass(frozen=True, slots=True)
 class Counters(Event):
     """A line of `name:value` page counters (the Mem-Info body)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from oomtrace.charts import Bars, kills_per_host
 from oomtrace.model import Analysis, Episode
 from oomtrace.storyview import footer, nothing_found
 from oomtrace.units import kib
@@ -144,6 +145,8 @@ class HostsView:
     rows: tuple[tuple[str, ...], ...]
     hosts: tuple[dict[str, object], ...]
     """The same as data, for JSON: host, kills, incidents, last_kill (ISO), top_victim, top_victim_kills."""
+    chart: Bars | None
+    """Kills per host, for a picture above the table."""
     empty: str
     footer: str
 
@@ -182,6 +185,7 @@ def hosts_view(analysis: Analysis) -> HostsView:
         align="lrrll",
         rows=tuple(rows),
         hosts=tuple(data),
+        chart=kills_per_host([(host, len(episodes)) for host, episodes in by_host.items()]),
         empty=nothing_found(analysis),
         footer=footer(analysis),
     )

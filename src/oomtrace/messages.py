@@ -150,6 +150,13 @@ def _hardware(record: Record, text: str) -> ev.Event | None:
     return None
 
 
+_SECTION_TITLES = ("Call Trace:", "Call trace:", "Tasks state (memory values in pages)")
+
+
+def _section_title(record: Record, text: str) -> ev.Event | None:
+    return ev.SectionTitle(record) if text.startswith(_SECTION_TITLES) else None
+
+
 def _mem_info(record: Record, text: str) -> ev.Event | None:
     return ev.MemInfoHeader(record) if text.rstrip(":") == "Mem-Info" else None
 
@@ -911,6 +918,15 @@ MESSAGES: tuple[MessageKind, ...] = (
         "the machine",
         "Hardware name: NVIDIA NVIDIA DGX Spark/P4242, BIOS 5.36_0ACUM018 06/19/2025",
         begins=("Hardware name: ",),
+        in_report=True,
+    ),
+    MessageKind(
+        "section-title",
+        ("all trace:", "all Trace:", "Tasks state"),
+        _section_title,
+        "the call trace or the tasks table follows",
+        "Tasks state (memory values in pages):",
+        begins=_SECTION_TITLES,
         in_report=True,
     ),
     MessageKind(

@@ -237,6 +237,8 @@ class Report:
     by_cause: tuple[tuple[str, int], ...]
     untimed: int
     """Episodes left out because the log gave them no wall-clock time."""
+    kill_times: tuple[datetime, ...] = ()
+    """When each kill in the range happened, for the kills-over-time chart."""
 
 
 def report(analysis: Analysis, since: datetime | None, until: datetime | None, untimed: int) -> Report:
@@ -250,6 +252,7 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         e.victim.comm if e.victim else str(e.unit) for e in analysis.episodes if e.victim or e.unit
     )
     causes = Counter(cause_of(e) for e in analysis.episodes if e.victim or e.unit)
+    times = tuple(e.moment.time for e in analysis.episodes if (e.victim or e.unit) and e.moment.time)
     return Report(
         since=since,
         until=until,
@@ -257,6 +260,7 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         by_victim=tuple(victims.most_common()),
         by_cause=tuple(causes.most_common()),
         untimed=untimed,
+        kill_times=times,
     )
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
+from oomtrace.charts import Bars, RunUp, ShareChart, kills_over_time, memory_chart, run_up
+from oomtrace.episodes import MAX_RAW_LINES
 from oomtrace.explain import (
     Explanation,
     MemoryPicture,
@@ -25,7 +27,7 @@ from oomtrace.incidents import moment_gap
 from oomtrace.model import Analysis, Episode, KernelWarning
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, killed_by, lead_words, scope_words, victim_name
-from oomtrace.units import clock, clock_time, kib, relative
+from oomtrace.units import clock, clock_time, kib, relative, time_of_day
 from oomtrace.verdict import Verdict
 
 
@@ -57,6 +59,9 @@ class MemoryView:
     figures: tuple[tuple[str, str], ...]
     """(label, amount), in the order a reader wants them: the cgroup, then the machine."""
     notes: tuple[str, ...]
+    beside_chart: tuple[tuple[str, str], ...] = ()
+    """The figures a picture of RAM's parts does not show (RAM, the watermark, shmem, swap), for a
+    format that draws the picture: the parts are not said twice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +85,20 @@ class StoryView:
     """The story in a few sentences, after the headline (the Markdown summary)."""
     facts: tuple[Fact, ...]
     memory: MemoryView | None
+    memory_chart: ShareChart | None
+    """RAM at the kill in parts, for a picture beside `memory`."""
     timeline: Grid
+    run_up: RunUp | None
+    """The timeline as a picture: its records against time."""
     collateral: Grid | None
     holders: Grid | None
     server_log: ServerLogView | None
     raw_lines: tuple[str, ...]
     lines: tuple[int, int]
     """The log's line range of this episode, where the raw lines can be read in full."""
+    unquoted: int = 0
+    """Lines in that range the quote leaves out because nothing was read from them (registers,
+    free-page lists); 0 where the quote was cut at its bound instead (a fact says so)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +125,15 @@ class WhyView:
 
 @dataclass(frozen=True, slots=True)
 class ReportView:
+    title: str
     heading: str
-    """"2 incident(s), 3 kill(s), from 2026-05-10 14:02:11 to the end"."""
+    """"2 incident(s), 3 kill(s), from 2026-05-10 14:02:11+00:00 to 2026-05-10 16:40:09+00:00"."""
+    overview: Grid | None
+    """One row an incident: where it starts, who died first, the constraint, what warned first."""
     by_victim: Grid | None
     by_cause: Grid | None
+    kills_chart: Bars | None
+    """Kills per hour or day over the report's range."""
     notes: tuple[str, ...]
     stories: Sequence[StoryView]
     every: str
@@ -189,8 +206,6 @@ def _involved_heading(verdict: Verdict) -> str:
 
 
 def report_view(analysis: Analysis, report: Report) -> ReportView:
-    since = clock_time(report.since) if report.since else "the start"
-    until = clock_time(report.until) if report.until else "the end"
     kills = sum(n for _, n in report.by_victim)
     notes = (
         (f"{report.untimed} episode(s) had no wall-clock time and were left out; give --boot-time",)
@@ -198,9 +213,12 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         else ()
     )
     return ReportView(
-        heading=f"{len(report.stories)} incident(s), {kills} kill(s), from {since} to {until}",
+        title="OOM post-incident report",
+        heading=f"{len(report.stories)} incident(s), {kills} kill(s){_report_range(report)}",
+        overview=_overview(report),
         by_victim=_counts("victim", report.by_victim),
         by_cause=_counts("cause", report.by_cause),
+        kills_chart=kills_over_time(report.kill_times),
         notes=notes,
         stories=_Worded(
             len(report.stories), lambda i: story_view(report.stories[i], hosts=len(analysis.hosts))
@@ -209,6 +227,42 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         footer=footer(analysis),
         report_data=report,
     )
+
+
+def _report_range(report: Report) -> str:
+    """The range the report covers: the one asked for, else from its first kill to its last."""
+    first = report.since or min(report.kill_times, default=None)
+    last = report.until or max(report.kill_times, default=None)
+    if first is None or last is None:
+        return ""
+    return f", from {clock_time(first)} to {clock_time(last)}"
+
+
+def _overview(report: Report) -> Grid | None:
+    if not report.stories:
+        return None
+    rows = []
+    for story in report.stories:
+        episode = story.episode
+        warning = story.earliest_warning
+        first = (
+            f"{warning_summary(warning.kind, warning.key, warning.text)}, {lead_words(story)}"
+            if warning
+            else "none in the kernel log before the kill"
+        )
+        incident = str(story.incident.id) if story.incident else ""
+        rows.append((incident, clock(episode.moment), victim_name(episode), _scope(episode), first))
+    header = ("incident", "time", "first victim", "constraint", "first warning")
+    return Grid(header, "rllll", tuple(rows))
+
+
+def _scope(episode: Episode) -> str:
+    """The overview's constraint cell: which limit, or which killer when it was not the kernel."""
+    if episode.killer != "kernel":
+        return episode.killer
+    if episode.constraint == "memcg" and episode.memcg:
+        return f"memcg {episode.memcg}"
+    return episode.constraint or "not in the log"
 
 
 def _counts(name: str, counts: tuple[tuple[str, int], ...]) -> Grid | None:
@@ -237,13 +291,23 @@ def story_view(
         sentences=_sentences(story, why) if kernel else (),
         facts=facts,
         memory=_memory(story.memory),
+        memory_chart=memory_chart(story.memory),
         timeline=_timeline(story),
+        run_up=run_up(story.timeline),
         collateral=_collateral(story),
         holders=_holders(why),
         server_log=server_log,
         raw_lines=episode.raw_lines,
         lines=episode.lines,
+        unquoted=_unquoted(episode),
     )
+
+
+def _unquoted(episode: Episode) -> int:
+    if len(episode.raw_lines) >= MAX_RAW_LINES:
+        return 0
+    first, last = episode.lines
+    return max(last - first + 1 - len(episode.raw_lines), 0)
 
 
 def _what(episode: Episode, why: Explanation) -> str:
@@ -261,17 +325,16 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
     assert victim is not None
     said = [f"It happened at {clock(episode.moment)}."]
     if episode.trigger is not None:
-        said.append(f"{episode.trigger.comm} invoked the killer, asking for {why.request}.")
+        # A sentence starts with a capital and a word, never with a process's own lower-case name.
+        said.append(f"The killer was invoked by {episode.trigger.comm}, asking for {why.request}.")
     held = f"It held {kib(victim.anon_rss_kb)} anon-rss"
     if victim.total_vm_kb is not None:
         held += f" of {kib(victim.total_vm_kb)} total-vm"
     if victim.oom_score_adj is not None:
         held += f", oom_score_adj {victim.oom_score_adj}"
+    # Why the kernel chose it and where its oom_score_adj came from are the facts' to say, below
+    # the summary: a report says each explanation once.
     said.append(held + ".")
-    if why.reason:
-        said.append(why.reason[0].upper() + why.reason[1:] + ".")
-    if why.adj_origin:
-        said.append(why.adj_origin[0].upper() + why.adj_origin[1:] + ".")
     warning = story.earliest_warning
     if warning is not None:
         said.append(f"The first warning, {_summary(warning)}, came {lead_words(story)}{_which_kill(story)}.")
@@ -279,7 +342,7 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
         said.append("Nothing in the kernel log warned before the kill.")
     others = len(story.collateral)
     said.append(
-        f"{others} other process{'es were' if others != 1 else ' was'} killed in the same incident."
+        f"In the same incident {others} other process{'es were' if others != 1 else ' was'} killed."
         if others
         else "No other process was killed in the same incident."
     )
@@ -465,8 +528,7 @@ def _holders(why: Explanation) -> Grid | None:
 def _timeline(story: Story) -> Grid:
     rows = []
     for entry in story.timeline:
-        when = entry.moment.time.strftime("%H:%M:%S") if entry.moment.time else clock(entry.moment)
-        rows.append((relative(entry.offset_s), when, entry.kind, entry.short))
+        rows.append((relative(entry.offset_s), time_of_day(entry.moment), entry.kind, entry.short))
     return Grid(("T", "time", "kind", "event"), "rlll", tuple(rows))
 
 
@@ -495,7 +557,14 @@ def _memory(memory: MemoryPicture | None) -> MemoryView | None:
         figures.append(("swap", f"{kib(used)} used of {kib(memory.swap_total_kb)}"))
     elif memory.swap_total_kb == 0:
         figures.append(("swap", "none"))
-    return MemoryView(tuple(figures), memory.notes)
+    beside = tuple((label, amount) for label, amount in figures if label not in _CHARTED)
+    return MemoryView(tuple(figures), memory.notes, beside)
+
+
+# The figures the RAM picture (charts.memory_chart) shows as its parts.
+_CHARTED = frozenset(
+    ("free", "anon", "page cache", "slab", "page tables", "in no LRU list, slab or page table")
+)
 
 
 def _server_log(verdict: Verdict, story: Story | None) -> ServerLogView | None:

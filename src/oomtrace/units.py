@@ -70,6 +70,11 @@ def clock(moment: Moment | None) -> str:
     return "time unknown"
 
 
+def time_of_day(moment: Moment) -> str:
+    """13:08:59 for a timeline row, or the whole clock() where the wall time is not known."""
+    return moment.time.strftime("%H:%M:%S") if moment.time else clock(moment)
+
+
 def iso_time(time: datetime | None) -> str | None:
     """ISO 8601 with offset, for JSON."""
     if time is None:

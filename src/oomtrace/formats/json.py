@@ -8,6 +8,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from oomtrace.badness import Ranking
+from oomtrace.charts import Chart, memory_chart, run_up
 from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
@@ -62,13 +63,20 @@ class JsonFormat(Format):
                     "by_cause": dict(report.by_cause),
                 },
                 "untimed_episodes": report.untimed,
+                "charts": {"kills_over_time": _chart_json(view.kills_chart)},
                 "incidents": (story_json(s) for s in report.stories),
                 "source": source_json(analysis),
             }
         )
 
     def hosts(self, view: HostsView) -> None:
-        self._emit({"schema": SCHEMA, "hosts": list(view.hosts)})
+        self._emit(
+            {
+                "schema": SCHEMA,
+                "hosts": list(view.hosts),
+                "charts": {"kills_per_host": _chart_json(view.chart)},
+            }
+        )
 
     def boots(self, boots: list[Boot]) -> None:
         rows = [
@@ -285,7 +293,16 @@ def story_json(story: Story) -> dict[str, Any]:
         "memory": memory_json(story.memory),
         "incident": story.incident.id if story.incident else None,
         "elsewhere": [{"episode": other.id, "incident": number} for other, number in story.elsewhere],
+        "charts": {
+            "memory": _chart_json(memory_chart(story.memory)),
+            "run_up": _chart_json(run_up(story.timeline)),
+        },
     }
+
+
+def _chart_json(chart: Chart | None) -> dict[str, object] | None:
+    """A chart's series as the Markdown and terminal pictures draw them."""
+    return chart.data() if chart is not None else None
 
 
 def source_json(analysis: Analysis) -> dict[str, Any]:

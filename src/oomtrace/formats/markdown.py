@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from oomtrace import __version__
+from oomtrace.formats import mermaid
 from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
@@ -29,13 +30,27 @@ _GITHUB_REFERENCE = re.compile(
 )
 
 
+# What GitHub's autolink extension turns into a mailto: link whatever is escaped in it: a systemd
+# unit such as user@1000.service is shaped like an e-mail address. Such a word is a code span.
+_EMAIL_SHAPED = re.compile(r"[\w.+-]*[\w+-]@[\w-]+(?:\.[\w-]+)+")
+
+
 def text(value: object) -> str:
     """Untrusted text for running Markdown or a table cell: inert, every markup character escaped."""
     flat = inert(str(value)).replace("\n", " ")
     if _GITHUB_REFERENCE.search(flat):
         return code_span(flat)
+    pieces = _EMAIL_SHAPED.split(flat)
+    shaped = _EMAIL_SHAPED.findall(flat)
+    out = [_escaped(pieces[0])]
+    for word, rest in zip(shaped, pieces[1:], strict=True):
+        out += [code_span(word), _escaped(rest)]
+    return "".join(out)
+
+
+def _escaped(flat: str) -> str:
     escaped = _PUNCTUATION.sub(r"\\\1", flat)
-    # GitHub turns bare URLs, www. names and e-mail addresses into links; an escape stops it.
+    # GitHub turns bare URLs and www. names into links; an escape stops it (cmark-gfm checked).
     return escaped.replace("://", "\\://").replace("www.", "www\\.").replace("@", "\\@")
 
 
@@ -100,7 +115,10 @@ class MarkdownFormat(Format):
 
     def hosts(self, view: HostsView) -> None:
         body = _grid(Grid(view.header, view.align, view.rows)) if view.rows else text(view.empty)
-        self._emit("\n".join([f"## {text(view.title)}", "", body, "", _footer(view.footer)]))
+        chart = [mermaid.bars(view.chart), ""] if view.chart else []
+        if view.chart and view.chart.note:
+            chart += [f"_{text(view.chart.note)}._", ""]
+        self._emit("\n".join([f"## {text(view.title)}", "", *chart, body, "", _footer(view.footer)]))
 
     def boots(self, boots: list[Boot]) -> None:
         rows = [
@@ -132,21 +150,23 @@ class MarkdownFormat(Format):
         self._emit(before + intro + document([view.involved], view.footer, view.every))
 
     def report(self, analysis: Analysis, view: ReportView) -> None:
-        counts = [text(view.heading) + "."]
+        # Top-down: what the report covers, how many and when, one row an incident, then each.
+        head = [f"# {text(view.title)}", "", text(view.heading) + "."]
+        if view.kills_chart is not None:
+            head += ["", mermaid.bars(view.kills_chart)]
+        if view.overview is not None:
+            head += ["", "## Incidents", "", *_overview(view.overview, view.every)]
         for grid in (view.by_victim, view.by_cause):
             if grid is not None:
-                counts += ["", _grid(grid)]
+                head += ["", _grid(grid)]
         if view.by_victim is None:
-            counts += ["", "No OOM kills in this range."]
-        counts += ["", *(f"_{text(note)}._" for note in view.notes)]
-        head = "\n".join(counts).rstrip("\n")
+            head += ["", "No OOM kills in this range."]
+        head += ["", *(f"_{text(note)}._" for note in view.notes)]
+        top = "\n".join(head).rstrip("\n")
         if not view.stories:
-            self._emit(head + "\n\n" + _footer(view.footer))
+            self._emit(top + "\n\n" + _footer(view.footer))
             return
-        body = document(
-            list(view.stories), view.footer, view.every, title="OOM post-incident report", reserved=len(head)
-        )
-        self._emit(head + "\n\n" + body)
+        self._emit(top + "\n\n" + document(list(view.stories), view.footer, view.every, reserved=len(top)))
 
     def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         return None
@@ -155,15 +175,23 @@ class MarkdownFormat(Format):
         self.console.file.write(document.rstrip("\n") + "\n")
 
 
-def document(
-    stories: list[StoryView], footer: str, every: str, title: str | None = None, reserved: int = 0
-) -> str:
+def _overview(grid: Grid, every: str) -> list[str]:
+    """The incidents' table, as many rows as a third of GitHub's limit holds (the stories need the
+    rest), with a line that says how many more there are and what prints them."""
+    rows = [[text(cell) for cell in row] for row in grid.rows]
+    shown = _rows_fitting(rows, GITHUB_LIMIT // 3)
+    parts = [table(list(grid.header), rows[:shown], grid.align)]
+    if shown < len(rows):
+        parts += ["", f"_{len(rows) - shown:,} more incident(s); `{text(every)}` lists them all._"]
+    return parts
+
+
+def document(stories: list[StoryView], footer: str, every: str, reserved: int = 0) -> str:
     """The stories that fit under GitHub's limit (`reserved` characters are taken before them),
     with their raw kernel lines cut to share what is left; a line says how many stories were
     left out and which command (`every`) prints them all."""
     bodies = [_story(s) for s in stories]
-    head = [f"# {text(title)}", ""] if title else []
-    room = GITHUB_LIMIT - reserved - len("\n".join(head)) - len(_footer(footer)) - 2 * _MARGIN
+    room = GITHUB_LIMIT - reserved - len(_footer(footer)) - 2 * _MARGIN
     kept = _fitting(bodies, room)
     left_out = len(bodies) - kept
     note = (
@@ -180,7 +208,7 @@ def document(
     sections = [
         body + "\n\n" + _raw_lines(s, budget) for s, body in zip(stories[:kept], bodies[:kept], strict=True)
     ]
-    return "\n".join([*head, "\n\n---\n\n".join(sections), "", *note, _footer(footer)])
+    return "\n".join(["\n\n---\n\n".join(sections), "", *note, _footer(footer)])
 
 
 def _rows_fitting(rows: list[list[str]], room: int) -> int:
@@ -215,31 +243,36 @@ def _story(story: StoryView) -> str:
     headline = f"**{text(story.who)}**{text(story.what)}."
     parts = [f"## {text(story.heading)}", "", " ".join([headline, *(text(s) for s in story.sentences)]), ""]
     if story.timeline.rows:
-        parts += ["### Timeline", "", _grid(story.timeline), ""]
+        parts += ["### Timeline", ""]
+        if story.run_up is not None:
+            parts += [mermaid.timeline(story.run_up), ""]
+        parts += [_grid(story.timeline), ""]
     # The collateral has its own table here; the facts keep the rest.
     facts = tuple(f for f in story.facts if f.key != "collateral" or story.collateral is None)
     parts += ["### Facts", "", _facts(facts), ""]
     if story.collateral is not None:
         parts += ["### Also killed in this incident", "", _grid(story.collateral), ""]
     if story.memory is not None:
-        parts += ["### Memory at the kill", "", _memory(story.memory), ""]
+        chart = [mermaid.pie(story.memory_chart), ""] if story.memory_chart else []
+        parts += ["### Memory at the kill", "", *chart, _memory(story.memory, bool(chart)), ""]
     if story.holders is not None:
         parts += ["### Largest processes at the kill", "", _grid(story.holders), ""]
     return "\n".join(parts).rstrip("\n")
 
 
 def _facts(facts: tuple[Fact, ...]) -> str:
-    return table(["", ""], [[text(f.label), text(f.value)] for f in facts])
+    return table(["fact", "what the log says"], [[text(f.label), text(f.value)] for f in facts])
 
 
 def _grid(grid: Grid) -> str:
     return table(list(grid.header), [[text(cell) for cell in row] for row in grid.rows], grid.align)
 
 
-def _memory(memory: MemoryView) -> str:
-    rows = [[text(label), text(amount)] for label, amount in memory.figures]
+def _memory(memory: MemoryView, charted: bool) -> str:
+    figures = memory.beside_chart if charted else memory.figures
+    rows = [[text(label), text(amount)] for label, amount in figures]
     notes = "\n".join(f"- {text(note)}" for note in memory.notes)
-    return table(["", ""], rows, "lr") + ("\n\n" + notes if notes else "")
+    return table(["memory", "at the kill"], rows, "lr") + ("\n\n" + notes if notes else "")
 
 
 def _raw_lines(story: StoryView, budget: int) -> str:
@@ -261,6 +294,12 @@ def _raw_lines(story: StoryView, budget: int) -> str:
             f"comment limit; the log has them all at lines {first}\u2013{last}._"
         )
     summary = f"Kernel log lines {first}\u2013{last} of this episode ({len(lines)} lines)"
+    if story.unquoted:
+        summary = (
+            f"Kernel log lines {first}\u2013{last} of this episode: the {len(lines)} it was read from; "
+            f"the other {story.unquoted} (registers, free-page lists, hugepage counts, other "
+            "messages between) are in the log"
+        )
     return (
         "\n".join(["<details>", f"<summary>{summary}</summary>", "", code_block(kept), "", "</details>"])
         + note

@@ -12,7 +12,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from oomtrace.charts import Bars, ShareChart
 from oomtrace.formats.base import Format
+from oomtrace.formats.textcharts import bar_rows, stacked_bar
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
@@ -85,6 +87,8 @@ class TextFormat(Format):
         self.console.print(_t(view.footer), style="dim")
 
     def hosts(self, view: HostsView) -> None:
+        if view.chart is not None:
+            self._bars(view.chart)
         if view.rows:
             self._section(view.title, Grid(view.header, view.align, view.rows))
         else:
@@ -129,6 +133,10 @@ class TextFormat(Format):
         for note in view.notes:
             counts.add_row("Left out", _t(note))
         self.console.print(counts)
+        if view.kills_chart is not None:
+            self._bars(view.kills_chart)
+        if view.overview is not None:
+            self._overview(view.overview)
         for story in view.stories:
             self.console.print()
             self._story(story)
@@ -147,7 +155,7 @@ class TextFormat(Format):
         if story.server_log is not None:
             self._server_log(story.server_log)
         if story.memory is not None:
-            self._memory(story.memory)
+            self._memory(story.memory, story.memory_chart)
         if story.holders is not None:
             self._section("Largest processes at the kill", story.holders)
         if story.timeline.rows:
@@ -157,10 +165,27 @@ class TextFormat(Format):
             ]
             self._print(rows, _TIMELINE, "Timeline")
 
-    def _memory(self, memory: MemoryView) -> None:
-        rows = [[Text(" "), _t(" · ".join(f"{label} {amount}" for label, amount in memory.figures))]]
+    def _memory(self, memory: MemoryView, chart: ShareChart | None) -> None:
+        pictured = stacked_bar(chart, self.console.width - 3) if chart else []
+        rows = [[Text(" "), line] for line in pictured]
+        figures = memory.beside_chart if chart else memory.figures
+        rows += [[Text(" "), _t(" · ".join(f"{label} {amount}" for label, amount in figures))]]
         rows += [[Text(" •"), _t(note)] for note in memory.notes]
         self._print(rows, _MEMORY, "Memory at the kill")
+
+    def _overview(self, grid: Grid) -> None:
+        """The incidents' table as two lines a row: a table of five columns does not fit 80."""
+        rows: list[list[Text]] = []
+        for incident, *cells, first in grid.rows:
+            rows.append([_t(f"#{incident}"), _t("  ".join(cells))])
+            rows.append([Text(), _t(f"{grid.header[-1]}: {first}", "dim")])
+        self._print(rows, _FACTS, "Incidents")
+
+    def _bars(self, chart: Bars) -> None:
+        self.console.print()
+        self.console.print(Text(chart.title, style="bold"))
+        for row in bar_rows(chart, self.console.width):
+            self.console.print(row, no_wrap=True, overflow="ellipsis")
 
     def _section(self, title: str, grid: Grid) -> None:
         """A small table under a bold title, numbers right-aligned as the view says."""

@@ -1,0 +1,255 @@
+"""Charts: the series under the view, the pictures each format draws of them, and every Mermaid
+block parsed and rendered by the real Mermaid (mermaid-cli under Debian's chromium)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from oomtrace.charts import MAX_POINTS, Bars, Part, ShareChart, kills_over_time, kills_per_host
+from oomtrace.formats import mermaid
+from oomtrace.formats.textcharts import bar_rows, stacked_bar
+from tests.conftest import FIXTURES, ROOT, run
+
+SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
+MERMAID_BLOCK = re.compile(r"^```mermaid\n(.*?)^```$", re.S | re.M)
+# GitHub renders no Mermaid block longer than this.
+GITHUB_MERMAID_LIMIT = 50_000
+# Names a log can hold that would end a Mermaid statement, open a comment, close the fence or
+# carry HTML if written as they are.
+HOSTILE = ['a"b', "x:y", "semi;colon", "%%{init}%%", "```", "<script>x</script>", "a --> b", "#35;", "tab\there"]
+
+
+def _json(*args: str) -> dict[str, object]:
+    result = run(*args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    document: dict[str, object] = json.loads(result.stdout)
+    return document
+
+
+def test_seed000_ram_at_the_kill_is_split_as_mem_info_splits_it() -> None:
+    chart = _json("why", "llama-server", "-k", str(SEED000), "--tz", "UTC")["charts"]["memory"]  # type: ignore[index]
+    parts = {p["label"]: p["kb"] for p in chart["parts"]}
+    assert sum(parts.values()) == chart["whole_kb"]
+    # The point of the incident: most of RAM was in no process's RSS.
+    biggest = max(parts, key=parts.__getitem__)
+    assert biggest == "in no LRU list, slab or page table"
+    assert parts[biggest] / chart["whole_kb"] > 0.7
+    # shmem is inside anon (swap-backed pages sit on the anon LRU): never a part of its own.
+    assert "shmem" not in parts and "anon (incl. shmem)" in parts
+
+
+def test_the_terminal_draws_the_same_parts_as_a_stacked_bar() -> None:
+    text = run("why", "llama-server", "-k", str(SEED000), "--tz", "UTC").stdout
+    lines = text.splitlines()
+    start = lines.index("Memory at the kill")
+    bar = lines[start + 1].strip()
+    assert set(bar) <= set("█▓▒░▞▚·")
+    # 73 % of RAM in no LRU list: about that share of the bar is its glyph.
+    assert 0.68 < bar.count("█") / len(bar) < 0.78
+    block = "\n".join(lines[start : start + 10])
+    assert "█ in no LRU list, slab or page table 86.1 GiB (73%)" in block
+    # A sliver is said as one: page cache of 940 KiB is "<1%", never "0%".
+    assert "page cache 940 KiB (<1%)" in block and "(0%)" not in block
+    # The parts the bar shows are not said again in the figures line under it.
+    figures = next(line for line in lines[start:] if line.strip().startswith("RAM "))
+    assert "page cache" not in figures and "free" not in figures
+    assert "min watermark 331.9 MiB" in figures and "shmem 32.5 MiB" in figures
+
+
+def test_the_bar_never_depends_on_the_terminal_width_beyond_its_own() -> None:
+    chart = ShareChart("RAM", 100, (Part("anon", 60), Part("free", 40)))
+    for width in (10, 40, 72, 200):
+        bar = stacked_bar(chart, width)[0].plain
+        assert len(bar) == max(10, min(width, 72))
+        assert bar.count("▓") == round(len(bar) * 0.6)
+
+
+# A kill line alone, as write-ups quote it: no Mem-Info, no other record.
+LONE_KILL = (
+    "[ 100.000000] Out of memory: Killed process 42 (worker) total-vm:1000kB, anon-rss:500kB, "
+    "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:8kB oom_score_adj:0\n"
+)
+
+
+def test_no_mem_info_no_picture() -> None:
+    document = json.loads(run("why", "worker", "-k", "-", "--format", "json", input=LONE_KILL).stdout)
+    assert document["charts"]["memory"] is None
+    text = run("why", "worker", "-k", "-", input=LONE_KILL).stdout
+    assert not set(text) & set("█▓▒░▞▚")
+
+
+def test_the_run_up_is_the_timeline_against_time() -> None:
+    document = _json("why", "llama-server", "-k", str(SEED000), "--tz", "UTC")
+    events = document["charts"]["run_up"]["events"]  # type: ignore[index]
+    assert [e["offset"] for e in events] == ["T-3m13s", "T±0s", "T±0s", "T+1s"]
+    assert events[0]["kind"] == "warning" and "NV_ERR_NO_MEMORY" in events[0]["text"]
+    markdown = run("why", "llama-server", "-k", str(SEED000), "--tz", "UTC", "-f", "markdown").stdout
+    blocks = MERMAID_BLOCK.findall(markdown)
+    assert [b.split("\n", 1)[0] for b in blocks] == ["timeline", "pie"]
+    timeline = blocks[0]
+    assert "title The run-up to the kill over 3m13s" in timeline
+    # The kill's second holds the invocation and the kill, as one period.
+    assert "T±0s 13#58;12#58;12 : dashboard-servi (pid 4121) invoked the OOM killer : killed llama-server" in timeline
+
+
+def test_a_lone_kill_has_no_run_up_picture() -> None:
+    document = json.loads(run("why", "worker", "-k", "-", "--format", "json", input=LONE_KILL).stdout)
+    assert document["charts"]["run_up"] is None
+
+
+def _crash_loop(path: Path, kills: int, every: timedelta) -> Path:
+    """Seed 000's report `kills` times, `every` apart, as `journalctl -k` prints them."""
+    report = [line for line in SEED000.read_text().splitlines() if line.strip()]
+    start = datetime(2026, 11, 14, 13, 12, 12)
+    pattern = re.compile(r"^Nov 14 (\d\d:\d\d:\d\d)")
+    with path.open("w") as out:
+        for n in range(kills):
+            moved = start + n * every
+            stamp = moved.strftime("%b %d %H:%M:%S")
+            for line in report:
+                if "invoked oom-killer" in line or "Killed process" in line or "oom-kill:" in line:
+                    out.write(pattern.sub(stamp, line).replace("1966928", str(1966928 + n)) + "\n")
+    return path
+
+
+def test_a_report_of_many_kills_draws_kills_over_time(tmp_path: Path) -> None:
+    log = _crash_loop(tmp_path / "loop.log", 300, timedelta(minutes=7))
+    document = _json("report", "-k", str(log), "--tz", "UTC", "--year", "2026")
+    chart = document["charts"]["kills_over_time"]  # type: ignore[index]
+    counts = [b["count"] for b in chart["bars"]]
+    assert sum(counts) == document["counts"]["kills"] == 300  # type: ignore[index]
+    assert len(counts) <= MAX_POINTS and chart["axis"] == "6 hours"
+    markdown = run("report", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "markdown").stdout
+    (bars,) = [b for b in MERMAID_BLOCK.findall(markdown) if b.startswith("xychart-beta")]
+    assert f"bar [{', '.join(str(n) for n in counts)}]" in bars
+    assert all(len(b) < GITHUB_MERMAID_LIMIT for b in MERMAID_BLOCK.findall(markdown))
+    text = run("report", "-k", str(log), "--tz", "UTC", "--year", "2026").stdout
+    assert "OOM kills per 6 hours" in text
+    assert len(markdown) < 65_536
+
+
+def test_buckets_keep_the_empty_ones_and_never_exceed_the_cap() -> None:
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    chart = kills_over_time([start, start + timedelta(hours=5), start + timedelta(hours=5, minutes=1)])
+    assert chart is not None and chart.axis == "hour"
+    assert chart.counts == (1, 0, 0, 0, 0, 2)
+    for days in (1, 30, 400, 4000):
+        spread = kills_over_time([start, start, start + timedelta(days=days)])
+        assert spread is not None and len(spread.counts) <= MAX_POINTS
+        assert sum(spread.counts) == 3 and spread.counts[0] == 2 and spread.counts[-1] == 1
+    # Across a new year the labels carry the year.
+    new_year = kills_over_time([start, start, start + timedelta(days=90)])
+    assert new_year is not None and new_year.labels[-1].startswith("2027-")
+    # Two kills are a list, not a trend; kills all in one bucket are one bar, which says nothing.
+    assert kills_over_time([start, start + timedelta(hours=1)]) is None
+    assert kills_over_time([start, start, start + timedelta(seconds=5)]) is None
+
+
+def test_a_bucket_with_a_kill_always_shows_a_block() -> None:
+    rows = bar_rows(Bars("t", "hour", ("a", "b", "c"), (10_000, 1, 0)), 80)
+    assert "█" in rows[1].plain and "█" not in rows[2].plain
+
+
+def test_kills_per_host_keeps_the_busiest_and_says_the_rest() -> None:
+    hosts = [(f"gpu-{n:02d}", n) for n in range(1, 31)]
+    chart = kills_per_host(hosts)
+    assert chart is not None and len(chart.labels) == MAX_POINTS and chart.labels[0] == "gpu-30"
+    assert chart.note == "6 more host(s) with 21 kill(s)"
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_a_mermaid_label_cannot_escape_its_quotes(name: str) -> None:
+    written = mermaid.label(name)
+    assert re.fullmatch(r"[A-Za-z0-9 .,_+\-/()'×±=!?#;]*", written), written
+    # Every # and ; it writes is one of its own entity codes.
+    assert re.sub(r"#\d+;", "", written).count("#") == 0
+
+
+def _hosts_export(tmp_path: Path, hosts: list[str]) -> Path:
+    lines = [line for line in SEED000.read_text().splitlines() if line.strip()]
+    export = tmp_path / "fleet.jsonl"
+    with export.open("w") as out:
+        for index, host in enumerate(hosts):
+            for n, line in enumerate(lines):
+                message = line.split("kernel: ", 1)[-1]
+                time = datetime(2026, 11, 14, 13, index, 0, tzinfo=UTC) + timedelta(milliseconds=n)
+                record = {"labels": {"host": host}, "line": message, "timestamp": time.isoformat()}
+                out.write(json.dumps(record) + "\n")
+    return export
+
+
+def test_list_by_host_draws_kills_per_host(tmp_path: Path) -> None:
+    export = _hosts_export(tmp_path, ["spark-01", "spark-02", "spark-03"])
+    document = _json("list", "--by-host", "-k", str(export))
+    bars = document["charts"]["kills_per_host"]["bars"]  # type: ignore[index]
+    assert sorted(b["label"] for b in bars) == ["spark-01", "spark-02", "spark-03"]
+    assert all(b["count"] == 1 for b in bars)
+    markdown = run("list", "--by-host", "-k", str(export), "-f", "markdown").stdout
+    assert MERMAID_BLOCK.findall(markdown)[0].startswith("xychart-beta")
+
+
+# --- the real Mermaid -------------------------------------------------------------------------
+
+
+def _mermaid_cli() -> tuple[str, str] | None:
+    """mermaid-cli's mmdc and a chromium for it: .ci/run installs both (see .ci/run)."""
+    candidates = [os.environ.get("OOMTRACE_MMDC"), str(ROOT / ".ci" / "mermaid" / "node_modules" / ".bin" / "mmdc")]
+    mmdc = next((c for c in candidates if c and os.access(c, os.X_OK)), None) or shutil.which("mmdc")
+    chromium = os.environ.get("PUPPETEER_EXECUTABLE_PATH") or shutil.which("chromium")
+    return (mmdc, chromium) if mmdc and chromium else None
+
+
+def _render(blocks: list[str], tmp_path: Path) -> list[Path]:
+    """Every block rendered by mermaid-cli to SVG; a parse error fails with Mermaid's message."""
+    tools = _mermaid_cli()
+    if tools is None:
+        pytest.skip("mermaid-cli (mmdc) or chromium is missing: .ci/run installs them (npm, apt)")
+    mmdc, chromium = tools
+    config = tmp_path / "puppeteer.json"
+    # Root in CI: chromium's sandbox needs a user namespace it does not get there.
+    config.write_text(json.dumps({"executablePath": chromium, "args": ["--no-sandbox", "--disable-gpu"]}))
+    source = tmp_path / "charts.md"
+    source.write_text("\n\n".join(f"```mermaid\n{b}```" for b in blocks) + "\n")
+    out = tmp_path / "out.md"
+    result = subprocess.run(
+        [mmdc, "-p", str(config), "-i", str(source), "-o", str(out), "-q"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    svgs = sorted(tmp_path.glob("out-*.svg"), key=lambda p: int(p.stem.split("-")[-1]))
+    assert len(svgs) == len(blocks)
+    for svg in svgs:
+        assert "Syntax error" not in svg.read_text()
+    return svgs
+
+
+def test_every_mermaid_block_renders_with_the_real_mermaid(tmp_path: Path) -> None:
+    blocks = MERMAID_BLOCK.findall(
+        run("why", "llama-server", "-k", str(SEED000), "--tz", "UTC", "-f", "markdown").stdout
+    )
+    log = _crash_loop(tmp_path / "loop.log", 300, timedelta(minutes=7))
+    blocks += MERMAID_BLOCK.findall(
+        run("report", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "markdown").stdout
+    )
+    export = _hosts_export(tmp_path, ["spark-01", *HOSTILE[:4]])
+    blocks += MERMAID_BLOCK.findall(run("list", "--by-host", "-k", str(export), "-f", "markdown").stdout)
+    hostile = [mermaid.bars(Bars(name, "host", (name, "b"), (1, 2))) for name in HOSTILE]
+    hostile += [mermaid.pie(ShareChart(name, 3, (Part(name, 1), Part("b", 2)))) for name in HOSTILE]
+    blocks += [MERMAID_BLOCK.findall(h + "\n")[0] for h in hostile]
+    kinds = {b.split("\n", 1)[0] for b in blocks}
+    assert kinds == {"timeline", "pie", "xychart-beta"}
+    svgs = _render(blocks, tmp_path)
+    # The hostile labels reach the picture as text, decoded, never as markup.
+    script = svgs[-len(HOSTILE)].read_text()
+    assert "<script>" not in script
