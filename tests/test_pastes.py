@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run
+from tests.conftest import ROOT, run
 from tests.realworld.score import _actual
 
 KILL = (
@@ -401,3 +401,147 @@ def test_text_with_no_stamp_and_no_kernel_message_is_refused(tmp_path: Path) -> 
     result = run("list", "-k", str(log))
     assert result.exit_code == 2
     assert "does not look like a kernel log" in result.stderr
+
+
+# ---- write-ups: log lines quoted in prose (../shared/seeds) ----------------------------------
+# The seeds are three samples of a class: lines quoted with a bare time of day (no date, no zone),
+# a kill line and its summary on neighbouring lines, `...` cuts, prose all around. What each
+# file's own lines state must come out; what only its prose states (other processes "taken
+# down", an adj the writer names) must not.
+
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def seed(name: str) -> Path:
+    if not SEEDS.is_dir():
+        pytest.skip(f"the seed write-ups are not at {SEEDS} (they live in ../shared beside the repo)")
+    (path,) = SEEDS.glob(f"{name}_*.txt")
+    return path
+
+
+def listed(log: Path) -> dict:
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_seed_000_one_kill_with_its_trigger_its_warning_and_no_invented_date() -> None:
+    log = seed("000")
+    document = listed(log)
+    (episode,) = document["episodes"]
+    assert_facts(
+        episode,
+        {**VICTIM, "trigger": "dashboard-servi", "constraint": "global", "total_vm_kb": 164222812},
+    )
+    assert episode["victim"]["oom_score_adj_origin"].startswith("200 most likely comes from systemd")
+    # A time of day and no date: JSON gives no time, only the stamp as printed.
+    assert (episode["time"], episode["raw_time"]) == (None, "13:12:12")
+    (incident,) = document["incidents"]
+    assert incident["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert incident["earliest_warning"]["raw_time"] == "13:08:59"
+    assert incident["lead_time_s"] == 193.0
+
+    table = run("list", "-k", str(log)).stdout
+    assert "13:12:12  llama-server" in table and "dashboard-servi" in table
+    assert "12-02" not in table and "13:12:12  dashboard" not in table and "2026" not in table
+
+    why = run("why", "llama-server", "-k", str(log))
+    assert why.exit_code == 0, why.output
+    assert "Invoked by     dashboard-servi\n" in why.stdout
+    assert "First warning  NVIDIA driver out of memory (NV_ERR_NO_MEMORY) (3m13s before the" in why.stdout
+    assert "When           13:12:12 (the log gives no date)" in why.stdout
+    for false in ("not in the log", "First warning  none", "asking for None", "2026", "Also killed    llama"):
+        assert false not in why.stdout
+    assert "no other process in this incident" in why.stdout
+
+    trigger = run("why", "dashboard-servi", "-k", str(log))
+    assert trigger.exit_code == 0, trigger.output
+    assert "dashboard-servi invoked the OOM killer at 13:12:12" in trigger.stdout
+    assert "the kernel killed llama-server (pid 1966928" in trigger.stdout
+
+
+def test_seed_002_one_kill_its_summary_after_it_and_a_cut_summary_read_as_printed() -> None:
+    log = seed("002")
+    document = listed(log)
+    (episode,) = document["episodes"]
+    assert_facts(
+        episode,
+        {
+            "victim": "ds4-server",
+            "pid": 124531,
+            "anon_rss_kb": 968,
+            "total_vm_kb": 279950520,
+            "constraint": "global",
+        },
+    )
+    assert len(document["incidents"]) == 1
+    # The writer's adj (oom_score_adj=1000) and the desktop processes the prose says were taken
+    # down are in no log line: no adj, no other kill.
+    assert episode["victim"]["oom_score_adj"] is None
+    why = run("why", "ds4-server", "-k", str(log), "--format", "markdown").stdout
+    assert "does not say which limit" not in why
+    assert "global OOM: the whole machine ran out of memory" in why
+    assert "no other process in this incident" in why
+    for prose_only in ("pipewire", "dbus-daemon", "kactivitymanage", "1000"):
+        assert prose_only not in why
+    assert run("why", "pipewire", "-k", str(log)).exit_code != 0
+
+
+def test_seed_004_a_write_up_with_no_kill_says_so_and_nothing_else() -> None:
+    result = run("list", "-k", str(seed("004")))
+    assert result.exit_code == 2
+    assert "holds no OOM kill" in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["000", "002"])
+def test_seeds_read_the_same_by_the_chunk_scan(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("hyperscan", reason="the chunk scan needs hyperscan")
+    from oomtrace.sources import bigfile
+
+    log = seed(name)
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 2)
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")
+    fast = listed(log)
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", str(1 << 60))
+    full = listed(log)
+    assert (fast["episodes"], fast["incidents"]) == (full["episodes"], full["incidents"])
+
+
+# The class the seeds sample, in shapes they do not show.
+TIME_OF_DAY = {
+    "milliseconds, one space": (
+        f"13:08:59.120 NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n13:12:12.500 {HEADER}\n"
+        f"13:12:12.501 {KILL}\n",
+        193.38,
+    ),
+    "past midnight": (
+        f"23:59:58  NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n00:00:05  {HEADER}\n00:00:05  {KILL}\n",
+        7.0,
+    ),
+    "quoted in prose, kill then its summary": (
+        "We saw this in the kernel log:\n\n"
+        f"> 13:08:59  NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n> 13:12:12  {KILL}\n"
+        "> 13:12:12  oom-kill:constraint=CONSTRAINT_NONE,...,global_oom,task=llama-server,pid=1966928\n\n"
+        "and then the server was gone.\n",
+        193.0,
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "lead"), TIME_OF_DAY.values(), ids=TIME_OF_DAY.keys())
+def test_a_time_of_day_alone_is_a_stamp_with_no_date(text: str, lead: float, tmp_path: Path) -> None:
+    (episode,), document = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "constraint": "global"})
+    assert episode["time"] is None
+    (incident,) = document["incidents"]
+    assert incident["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert incident["lead_time_s"] == pytest.approx(lead, abs=0.01)
+
+
+def test_a_summary_that_names_another_task_is_not_the_kill_before_it(tmp_path: Path) -> None:
+    text = (
+        f"13:12:12  {KILL}\n13:12:13  oom-kill:constraint=CONSTRAINT_NONE,global_oom,task=python3,pid=4121\n"
+    )
+    episodes, _ = facts(tmp_path, text)
+    assert len(episodes) == 2

@@ -337,6 +337,9 @@ class EpisodeBuilder:
 
     def _body(self, event: ev.Event) -> None:
         draft = self._current
+        if isinstance(event, ev.OomKillSummary) and draft is not None and _summary_after_kill(draft, event):
+            draft.add(event, self._seq)
+            return
         if draft is not None and (draft.kill is not None or draft.source != event.record.source):
             draft = None
         if draft is not None:
@@ -483,6 +486,7 @@ class EpisodeBuilder:
             line=record.line_no,
             boot=stamp.boot,
             seq=seq,
+            clock_s=stamp.clock,
         )
 
     def _resolve(self, moment: Moment) -> Moment:
@@ -493,7 +497,7 @@ class EpisodeBuilder:
         if boot is None:
             return moment
         time = boot + timedelta(seconds=moment.uptime_s)
-        return Moment(time, moment.uptime_s, moment.raw, moment.source, moment.line, moment.boot, moment.seq)
+        return dataclasses.replace(moment, time=time)
 
     # ---- output -----------------------------------------------------------------
 
@@ -941,6 +945,26 @@ class _Freezer:
         return tuple(missing)
 
 
+def _summary_after_kill(draft: _Draft, summary: ev.OomKillSummary) -> bool:
+    """Is this `oom-kill:` summary the one of the kill just read? The kernel prints it before
+    the kill line; a write-up may quote it after (`Killed process 124531 (ds4-server) ...` then
+    `oom-kill:constraint=CONSTRAINT_NONE,...,global_oom`). It is when it is the next line, the
+    report has none yet, and the task and pid it names (if any) are the kill's."""
+    kill = draft.kill
+    record = summary.record
+    if kill is None or draft.source != record.source or record.line_no - draft.last_line > 1:
+        return False
+    if any(isinstance(e, ev.OomKillSummary) for e in draft.events):
+        return False
+    gap = _seconds(draft.last_stamp, record.stamp)
+    if gap is not None and abs(gap) > 1.0:
+        return False
+    pid, task = summary.fields.get("pid", "").strip(), summary.fields.get("task", "").strip()
+    if pid and (kill.pid is None or pid != str(kill.pid)):
+        return False
+    return not task or task == kill.comm
+
+
 def _row_adj(row: Mapping[str, int | str]) -> tuple[int | None, str | None]:
     """The adj in a task's row: its column, or in a row whose header was cut off the last number
     (every kernel since 2.6.36 ends the table with `oom_score_adj name`)."""
@@ -1052,6 +1076,8 @@ def _seconds(a: Stamp, b: Stamp) -> float | None:
         return (b.wall - a.wall).total_seconds()
     if a.uptime is not None and b.uptime is not None and a.boot == b.boot:
         return b.uptime - a.uptime
+    if a.clock is not None and b.clock is not None:
+        return b.clock - a.clock
     return None
 
 
@@ -1071,6 +1097,8 @@ def moment_gap(a: Moment, b: Moment) -> float | None:
         return (b.time - a.time).total_seconds()
     if a.uptime_s is not None and b.uptime_s is not None and a.source == b.source and a.boot == b.boot:
         return b.uptime_s - a.uptime_s
+    if a.clock_s is not None and b.clock_s is not None and a.source == b.source:
+        return b.clock_s - a.clock_s
     return None
 
 
@@ -1109,6 +1137,8 @@ def _clock(moment: Moment) -> tuple[tuple[object, ...], float]:
         return ("wall",), moment.time.timestamp()
     if moment.uptime_s is not None:
         return ("uptime", moment.source, moment.boot), moment.uptime_s
+    if moment.clock_s is not None:
+        return ("clock", moment.source), moment.clock_s
     return ("order", moment.source), float(moment.seq)
 
 

@@ -221,6 +221,9 @@ def _oom_kill(record: Record, text: str) -> ev.Event | None:
             fields[last] = value
         elif item.strip() == "global_oom":
             global_oom = True
+        elif item.strip().strip(".…") == "" and item.strip():
+            # `constraint=CONSTRAINT_NONE,...,global_oom`: the writer's cut, not a value's rest.
+            last = None
         elif last is not None:
             # mems_allowed=0,2 and cpuset lists hold commas of their own.
             fields[last] += "," + item

@@ -124,6 +124,11 @@ _DMESG_T = re.compile(r"\[(\S+)\s+(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\
 _ISO = re.compile(r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s")
 _UNIX = re.compile(r"(\d{9,11}\.\d{3,9})\s")
 _SYSLOG = re.compile(r"(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})(\.\d+)?\s")
+# A bare time of day, as write-ups quote lines: `13:12:12  dashboard-servi invoked oom-killer`.
+# It has no date and no zone: a clock reading (records.Stamp.clock), never a wall time.
+_CLOCK_ONLY = re.compile(r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d):(?P<s>[0-5]\d)(?P<f>[.,]\d{1,9})?\s+(?=\S)")
+# A clock that goes back by more than this is the next day's (a paste that runs past midnight).
+_NEXT_DAY_S = 12 * 3600.0
 # What follows a syslog or journalctl stamp: "host kernel: msg", "host <kern.warning> kernel:msg",
 # "kernel: msg", "host tag[pid]: msg", "tag[pid]: msg" or (tag-less) "host: msg"; syslog
 # templates and OpenWrt add a severity or facility word: "host INFO kernel:", "kern.warn kernel:".
@@ -166,6 +171,8 @@ class LineSplitter:
     _boot: int = 0
     _last_uptime: float | None = None
     _boot_ids: dict[str, int] = field(default_factory=dict)
+    _last_clock: float | None = None
+    """The last bare time of day read (seconds since its source's first midnight)."""
     _decoration: str = ""
     """A prefix seen before a known stamp or message (a console's name, `svc_1  | `): cut off
     the lines that follow too, so the report lines behind it are read."""
@@ -186,10 +193,12 @@ class LineSplitter:
             dict(self._boot_ids),
             self._decoration,
             verbose,
+            self._last_clock,
         )
 
     def rollback(self, state: tuple[object, ...]) -> None:
-        self._previous, self._boot, self._last_uptime, boot_ids, self._decoration, verbose = state  # type: ignore[assignment]
+        self._previous, self._boot, self._last_uptime, boot_ids, self._decoration, verbose, clock = state  # type: ignore[assignment]
+        self._last_clock = clock  # type: ignore[assignment]
         self._boot_ids = dict(boot_ids)  # type: ignore[call-overload]
         self._verbose = dict(verbose) if verbose is not None else None  # type: ignore[call-overload]
 
@@ -402,6 +411,8 @@ class LineSplitter:
                 if wall is not None:
                     raw = match.group(0).strip()
                     rest, ident, host, pid = self._after_date(rest[match.end() :], tagless_is_host=False)
+            elif (match := _CLOCK_ONLY.match(rest)) is not None:
+                return self._clock_only(rest, match)
         if wall is None and head.isalpha():
             match = _LOGCAT_BRIEF.match(rest)
             if match:
@@ -466,6 +477,20 @@ class LineSplitter:
             rest, ident, host, pid = _syslog_rest(rest, tagless_is_host=False)
         stamp = Stamp(None, uptime, raw, self._boot_for(uptime))
         return _Split(self._remember(stamp), ident, host, pid, rest, True)
+
+    def _clock_only(self, rest: str, match: re.Match[str]) -> _Split:
+        """A bare time of day: a stamp with a clock reading and no date (none is invented)."""
+        seconds = int(match["h"]) * 3600 + int(match["m"]) * 60 + int(match["s"])
+        reading = seconds + (float(match["f"].replace(",", ".")) if match["f"] else 0.0)
+        if self._last_clock is not None:
+            days = self._last_clock // 86400
+            reading += days * 86400
+            if reading < self._last_clock - _NEXT_DAY_S:
+                reading += 86400
+        self._last_clock = reading
+        message, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
+        stamp = Stamp(None, None, match.group(0).strip(), self._boot, reading)
+        return _Split(self._remember(stamp), ident, host, pid, message, True)
 
     def _remember(self, stamp: Stamp) -> Stamp:
         self._previous = stamp

@@ -25,7 +25,7 @@ from oomtrace.explain import (
 from oomtrace.model import Analysis, Episode
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, killed_by, lead_words, victim_name
-from oomtrace.units import clock, clock_time, kib, relative
+from oomtrace.units import clock, clock_time, kib, relative, time_of_day
 from oomtrace.verdict import Verdict
 
 
@@ -247,7 +247,9 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
     assert victim is not None
     said = [f"It happened at {clock(episode.moment)}."]
     if episode.trigger is not None:
-        said.append(f"{episode.trigger.comm} invoked the killer, asking for {why.request}.")
+        # A header cut after the name (a write-up's quote) says who, not how much.
+        asking = f", asking for {why.request}" if why.request else ""
+        said.append(f"{episode.trigger.comm} invoked the killer{asking}.")
     held = f"It held {kib(victim.anon_rss_kb)} anon-rss"
     if victim.total_vm_kb is not None:
         held += f" of {kib(victim.total_vm_kb)} total-vm"
@@ -281,7 +283,8 @@ def _kernel_facts(story: Story, why: Explanation) -> tuple[Fact, ...]:
     trigger = episode.trigger
     if trigger is not None:
         pid = f" (pid {trigger.pid})" if trigger.pid is not None else ""
-        facts.append(Fact("invoked-by", "Invoked by", f"{trigger.comm}{pid}, asking for {why.request}"))
+        asking = f", asking for {why.request}" if why.request else ""
+        facts.append(Fact("invoked-by", "Invoked by", f"{trigger.comm}{pid}{asking}"))
         if why.call_path:
             facts.append(Fact("call-path", "Allocating in", why.call_path))
     else:
@@ -407,7 +410,13 @@ def _holders(why: Explanation) -> Grid | None:
 def _timeline(story: Story) -> Grid:
     rows = []
     for entry in story.timeline:
-        when = entry.moment.time.strftime("%H:%M:%S") if entry.moment.time else clock(entry.moment)
+        moment = entry.moment
+        if moment.time is not None:
+            when = moment.time.strftime("%H:%M:%S")
+        elif moment.clock_s is not None:
+            when = time_of_day(moment.clock_s)
+        else:
+            when = clock(moment)
         rows.append((relative(entry.offset_s), when, entry.kind, entry.short))
     return Grid(("T", "time", "kind", "event"), "rlll", tuple(rows))
 

@@ -67,7 +67,15 @@ def clock(moment: Moment | None) -> str:
         return clock_time(moment.time)
     if moment.uptime_s is not None:
         return f"uptime {moment.uptime_s:.3f}s"
+    if moment.clock_s is not None:
+        return f"{time_of_day(moment.clock_s)} (the log gives no date)"
     return "time unknown"
+
+
+def time_of_day(clock_s: float) -> str:
+    """`HH:MM:SS` of a clock reading with no date (model.Moment.clock_s)."""
+    seconds = int(clock_s) % 86400
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def iso_time(time: datetime | None) -> str | None:
