@@ -545,3 +545,37 @@ def test_a_summary_that_names_another_task_is_not_the_kill_before_it(tmp_path: P
     )
     episodes, _ = facts(tmp_path, text)
     assert len(episodes) == 2
+
+
+# ---- what a copy adds before each line (issue 26) ---------------------------------------------
+# Invisible characters, a terminal's colours, a list bullet: cut before the stamp grammar, and the
+# date parser never reads past the stamp (a host `gpu07` is not the year 2007, `gpu-07` no zone).
+INVISIBLE = {
+    "zero-width space": "\u200b",
+    "byte-order mark": "\ufeff",
+    "word joiner and a no-break space": "\u2060\u00a0",
+    "ANSI reset": "\x1b[0m",
+    "ANSI colour, bold": "\x1b[1;32m",
+    "bullet, no space": "*",
+    "bullet and a space": "* ",
+    "round bullet": "\u2022 ",
+}
+
+
+@pytest.mark.parametrize("host", ["gpu07", "gpu-07"])
+@pytest.mark.parametrize("prefix", INVISIBLE.values(), ids=INVISIBLE.keys())
+def test_a_prefix_nobody_sees_moves_no_stamp(prefix: str, host: str, tmp_path: Path) -> None:
+    text = f"{prefix}Nov 14 13:12:12 {host} kernel: {HEADER}\n{prefix}Nov 14 13:12:12 {host} kernel: {KILL}\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi", "date": "2026-11-14", "clock": "13:12:12"})
+    assert episode["host"] == host
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["gpu07 2026-11-14 13:12:12 | ", "gpu-07 Sat Nov 14 13:12:12 2026 | ", "[gpu-07] 14.11.2026 13:12:12 > "],
+)
+def test_a_date_in_an_unknown_prefix_is_read_without_the_words_around_it(head: str, tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, f"{head}{KILL}\n")
+    assert_facts(episode, {**VICTIM, "date": "2026-11-14", "clock": "13:12:12"})
+    assert episode["time"].endswith("+00:00")

@@ -91,6 +91,18 @@ _MARKS = "*`"
 _MARKDOWN_EDGE = re.compile(r"^\s*(?:\*\*|`+)|(?:\*\*|`+)\s*$")
 _MD_ESCAPE = re.compile(r"\\([\[\]_*#<>`()|-])")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
+# What may follow a clock and still be its stamp: a fraction, a zone, a year (`13:12:12.5 CET 2026`).
+_CLOCK_TAIL = re.compile(r"(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|[A-Z]{2,5}))?(?:\s\d{4})?(?![\w:])")
+# A word that may be part of the date before a clock: digits and separators, or a month or
+# weekday name (`Sat`, `Nov`, `14,`, `2026-11-14`, `14.11.2026`). A host `gpu07` is none.
+_DATE_WORD = re.compile(r"[\d/.,-]{1,10}|[^\W\d_]{2,9}[.,]?")
+# Characters a copy adds that nobody sees: zero-width spaces and joiners, direction marks, a
+# byte-order mark; a no-break space stands for a space.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None) | {0xA0: " "}
+# Terminal colour and cursor sequences a paste kept (`dmesg --color=always`, a pager's output).
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+# A list bullet before each line of a paste (`* [ 123.4] Out of memory: ...`, `• ...`).
+_BULLET = re.compile(r"\s{0,3}[*•·]\s?(?=\S)(?!\*)")
 # Zone names dateutil does not know on its own (it knows UTC, GMT and the local zone's).
 _ZONE_NAMES = {
     name: timezone(timedelta(hours=hours), name)
@@ -281,6 +293,10 @@ class LineSplitter:
         return split
 
     def _undecorate(self, line: str) -> str:
+        if not line.isascii():
+            line = line.translate(_INVISIBLE)
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
         if self._decoration and line.startswith(self._decoration):
             line = line[len(self._decoration) :]
         if ">" in line[:4]:
@@ -293,6 +309,8 @@ class LineSplitter:
         if line.lstrip()[:1] in _MARKS or line[-1:] in _MARKS:
             # `**[ 123.4] Out of memory: ...**`, a code span, a fence: Markdown, never log text.
             line = _MARKDOWN_EDGE.sub("", line)
+        if line.lstrip()[:1] in "*•·":
+            line = _BULLET.sub("", line, count=1) if _BULLET.match(line) else line
         return line
 
     def _learn(self, prefix: str) -> None:
@@ -303,7 +321,7 @@ class LineSplitter:
     def _stamp_in(self, head: str) -> Stamp:
         """A stamp in a prefix no grammar read: an uptime, or a date-time dateutil reads."""
         uptime_match = _UPTIME.search(head) or _UPTIME_NO_BRACKET.search(head)
-        wall = _fuzzy_time(head, self.zone) if _CLOCK.search(head) else None
+        wall = _fuzzy_time(_stamp_words(head), self.zone) if _CLOCK.search(head) else None
         uptime = float(uptime_match.group(1)) if uptime_match else None
         if wall is None and uptime is None:
             return NO_STAMP
@@ -699,6 +717,24 @@ def _in_zone(wall: datetime, zone: tzinfo) -> datetime:
     naive = wall.replace(tzinfo=None)
     offset = naive.replace(tzinfo=zone).utcoffset() or timedelta(0)
     return naive.replace(tzinfo=timezone(offset))
+
+
+def _stamp_words(head: str) -> str:
+    """The date-time in a prefix and nothing around it, for dateutil, which reads any word it
+    can: a host `gpu07` as the year 2007, `gpu-07` as a zone seven hours off. The clock, what
+    may follow it (fraction, zone, year), and the date words just before it."""
+    clock = _CLOCK.search(head)
+    if clock is None:
+        return head
+    tail = _CLOCK_TAIL.match(head, clock.end())
+    end = tail.end() if tail else clock.end()
+    words = head[: clock.start()].split()
+    date: list[str] = []
+    for word in reversed(words[-4:]):
+        if not _DATE_WORD.fullmatch(word):
+            break
+        date.insert(0, word)
+    return " ".join([*date, head[clock.start() : end]])
 
 
 def _fuzzy_time(text: str, zone: tzinfo) -> datetime | None:
