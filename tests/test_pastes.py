@@ -579,3 +579,143 @@ def test_a_date_in_an_unknown_prefix_is_read_without_the_words_around_it(head: s
     (episode,), _ = facts(tmp_path, f"{head}{KILL}\n")
     assert_facts(episode, {**VICTIM, "date": "2026-11-14", "clock": "13:12:12"})
     assert episode["time"].endswith("+00:00")
+
+
+# ---- old and odd kernels (issue 22, point 7) --------------------------------------------------
+# Real pastes of each class are in tests/realworld/cases where one was found (OpenVZ:
+# old-plesk-virtuozzo-ub-wrapped; a nohang victim named before its act:
+# user-nohang-stdout-kill-command); the rest are built here from real lines.
+OLD_REPORT = """\
+Jun  3 10:00:01 db1 kernel: mysqld invoked oom-killer: gfp_mask=0x201da, order=0, oom_adj=0, oom_score_adj=0
+Jun  3 10:00:01 db1 kernel: mysqld cpuset=/ mems_allowed=0
+Jun  3 10:00:01 db1 kernel: Pid: 6576, comm: mysqld Not tainted 2.6.32-431.el6.x86_64 #1
+Jun  3 10:00:01 db1 kernel: Mem-Info:
+Jun  3 10:00:01 db1 kernel: Node 0 Normal free:44256kB min:44304kB low:55380kB high:66456kB active_anon:14612904kB
+Jun  3 10:00:01 db1 kernel: Free swap  = 0kB
+Jun  3 10:00:01 db1 kernel: 4194303 pages RAM
+Jun  3 10:00:01 db1 kernel: [ pid ]   uid  tgid total_vm      rss cpu oom_adj oom_score_adj name
+Jun  3 10:00:01 db1 kernel: [ 6576]    27  6576  8478723  5157251   3       0             0 mysqld
+Jun  3 10:00:01 db1 kernel: Killed process 6576, UID 27, (mysqld) total-vm:33914892kB, anon-rss:20629004kB, file-rss:0kB
+"""
+
+
+def test_an_old_complete_report_with_no_memcg_lines_is_a_global_oom_inferred(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, OLD_REPORT)
+    assert_facts(episode, {"victim": "mysqld", "pid": 6576, "trigger": "mysqld", "constraint": "global"})
+    assert episode["constraint_from"].startswith("inferred")
+    why = run("why", "mysqld", "-k", str(tmp_path / "paste.txt"), "--format", "markdown").stdout
+    assert "global OOM: the whole machine ran out of memory (inferred: no memory cgroup lines" in why
+    # The same report with a memcg line is no global OOM, and one cut before its Mem-Info and
+    # tasks table (not complete) says nothing of its limit.
+    memcg = OLD_REPORT.replace("Mem-Info:", "memory: usage 65536kB, limit 65536kB, failcnt 120")
+    (episode,), _ = facts(tmp_path, memcg)
+    assert episode["constraint"] == "memcg"
+    cut = "".join(
+        line + "\n" for line in OLD_REPORT.splitlines() if "Mem-Info" not in line and "pid" not in line
+    )
+    (episode,), _ = facts(tmp_path, cut.replace("Node 0", "Zone 0"))
+    assert episode["constraint"] is None
+
+
+GLUED = {
+    "syslog lost a newline": (
+        f"Nov 14 13:12:12 gpu-3 kernel: [ 5864.700000] {HEADER}\n"
+        f"Nov 14 13:12:12 gpu-3 kernel: [ 5864.708430] Mem-Info:Nov 14 13:12:12 gpu-3 kernel: [ 5864.708440] {KILL}\n"
+    ),
+    "dmesg lines glued": f"[ 5864.700000] {HEADER}[ 5864.708440] {KILL}\n",
+    "ISO stamps glued": (
+        f"2026-11-14T13:12:12.000000+00:00 gpu-3 kernel: {HEADER}2026-11-14T13:12:12.100000+00:00 gpu-3 kernel: {KILL}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("text", GLUED.values(), ids=GLUED.keys())
+def test_two_messages_glued_onto_one_line_are_two_messages(text: str, tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi", "gfp_mask": "0x140dca"})
+    assert "header" not in episode["missing"] and "kill" not in episode["missing"]
+
+
+OPENVZ = {
+    "RHEL 6 based, container redacted": (
+        "[4038014.625029] Out of memory in UB XXXX: OOM killed process 601 (mysqld) score 0 vm:1212112kB, "
+        "rss:84964kB, swap:748kB\n",
+        {"victim": "mysqld", "pid": 601, "total_vm_kb": 1212112, "memcg": "UB XXXX"},
+    ),
+    "dmesg behind a prompt": (
+        "[root@localhost sales]# dmesg\n[1982048.529636] Out of memory in UB 317592: OOM killed process 2946 (npm) "
+        "score 0 vm:1506164kB, rss:237752kB, swap:120052kB\n",
+        {"victim": "npm", "pid": 2946, "total_vm_kb": 1506164, "memcg": "UB 317592"},
+    ),
+    "2.6.18 container exit": (
+        "Mar  2 17:35:10 vz1 kernel: OOM killed process httpd (pid=2201, ve=101) exited, free=1432 gen=12.\n",
+        {"victim": "httpd", "pid": 2201, "memcg": "VE 101"},
+    ),
+    "beancounter named after the sizes": (
+        "[ 123.456789] OOM killed process 2946 (npm) vm:1506164kB, rss:237752kB, swap:120052kB (ub 317592)\n",
+        {"victim": "npm", "pid": 2946, "memcg": "UB 317592"},
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), OPENVZ.values(), ids=OPENVZ.keys())
+def test_an_openvz_container_kill_is_a_memcg_like_kill_of_that_container(
+    text: str, expected: dict, tmp_path: Path
+) -> None:
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**expected, "killer": "kernel", "constraint": "memcg"})
+    # `rss:` counts file pages too: it is never reported as anon-rss.
+    assert episode["victim"]["anon_rss_kb"] is None
+
+
+def test_grep_over_rotated_files_keeps_the_stamp_after_the_file_name(tmp_path: Path) -> None:
+    text = (
+        "/var/log/messages-20150510:May  9 23:40:38 web1 kernel: Out of memory: Kill process 2125 (java) score 303 "
+        "or sacrifice child\n"
+        "/var/log/messages-20150510:May  9 23:40:38 web1 kernel: Killed process 2125, UID 500, (java) "
+        "total-vm:4012340kB, anon-rss:1212340kB, file-rss:120kB\n"
+        "messages:May 10 03:12:01 web1 kernel: Killed process 2200 (httpd) total-vm:401234kB, anon-rss:121234kB\n"
+    )
+    episodes, _ = facts(tmp_path, text, "--year", "2015")
+    assert [(e["victim"]["comm"], e["time"], e["host"]) for e in episodes] == [
+        ("java", "2015-05-09T23:40:38+00:00", "web1"),
+        ("httpd", "2015-05-10T03:12:01+00:00", "web1"),
+    ]
+
+
+NOHANG = (
+    "Sep 22 10:00:01 pc nohang[530]: Process with highest badness (found in 6 ms):\n"
+    "Sep 22 10:00:01 pc nohang[530]:   PID: 12297, Name: tail, badness: 727\n"
+    "Sep 22 10:00:01 pc nohang[530]: Implement a corrective action:\n"
+    "Sep 22 10:00:01 pc nohang[530]:   Run the command: kill -TERM {pid}\n"
+)
+
+
+def test_a_userspace_killers_victim_named_only_in_an_earlier_line(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, NOHANG.format(pid=12297))
+    assert_facts(episode, {"killer": "nohang", "victim": "tail", "pid": 12297})
+    # A kill of another pid is not the named one's.
+    (episode,), _ = facts(tmp_path, NOHANG.format(pid=4444))
+    assert (episode["victim"]["comm"], episode["victim"]["pid"]) == ("?", 4444)
+
+
+TRACE = """\
+[ 5864.700001] CPU: 5 PID: 4121 Comm: dashboard-servi Tainted: G           OE      6.14.0-1015-nvidia #15-Ubuntu
+[ 5864.700002] Hardware name: NVIDIA NVIDIA DGX Spark/P4242, BIOS 5.36_0ACUM018 06/19/2025
+[ 5864.700003] Call trace:
+[ 5864.700005]  {frame}+0x50/0x280
+[ 5864.700006]  __alloc_pages_slowpath.constprop.0+0x8a4/0xd88
+[ 5864.708430] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/user.slice,task=llama-server,pid=1966928,uid=1000
+[ 5864.708440] {kill}
+"""
+
+
+def test_a_report_cut_before_its_header_takes_the_trigger_from_its_cpu_line(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, TRACE.format(frame="dump_header", kill=KILL))
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi", "trigger_pid": 4121})
+    assert "header" in episode["missing"]
+    why = run("why", "llama-server", "-k", str(tmp_path / "paste.txt"), "--format", "markdown").stdout
+    assert "| Invoked by | dashboard-servi (pid 4121) |" in why
+    # A stack that is not the OOM killer's names no trigger.
+    (episode,), _ = facts(tmp_path, TRACE.format(frame="__warn_printk", kill=KILL))
+    assert episode["trigger"] is None

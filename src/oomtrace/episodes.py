@@ -68,6 +68,8 @@ REAP_WINDOW = 32
 # How many recent kills are remembered to recognise one read again from a second source.
 SEEN_KILLS = 4096
 MAX_FRAMES = 64
+# How far (in records) a userspace killer's act may follow the line naming its victim.
+NAMED_VICTIM_LINES = 50
 MAX_UNPARSED_KEPT = 50
 # Lines that surely belong to an OOM report even when its header was cut off.
 _STRONG = (ev.OomKillSummary, ev.TaskInMemcg, ev.TasksHeader, ev.KillChosen, ev.Killed)
@@ -114,6 +116,8 @@ _MEMCG_FRAMES = frozenset(
         "mem_cgroup_oom",
     )
 )
+# Frames of the OOM killer's own stack dump: a CPU/PID line before them is the trigger's.
+_OOM_FRAMES = frozenset(("dump_header", "oom_kill_process", "out_of_memory", "mem_cgroup_out_of_memory"))
 _ALLOCATOR_FRAMES = frozenset(("__alloc_pages_slowpath", "__alloc_pages_may_oom", "__alloc_pages_nodemask"))
 _OOM_WORDS = ("invoked oom-killer", "Killed process", "oom-kill:", "ill process")
 
@@ -233,6 +237,8 @@ class EpisodeBuilder:
         self._hosts: dict[str, None] = {}
         self._crashes: FirstAndLast[tuple[ev.ProcessCrash, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._unit_records: FirstAndLast[tuple[ev.UnitRecord, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
+        self._named: dict[tuple[str | None, str], tuple[ev.VictimNamed, int]] = {}
+        """The process a userspace killer last named, per (host, source), awaiting its act."""
         self._last_kill: dict[str | None, int] = {}
         """The seq of the latest kill per host: a warning run ends at a kill."""
 
@@ -285,7 +291,10 @@ class EpisodeBuilder:
             self._reaped(event)
         elif isinstance(event, ev.ProcessCrash):
             self._crashes.append((event, self._seq))
+        elif isinstance(event, ev.VictimNamed):
+            self._named[(record.host, record.source)] = (event, self._seq)
         elif isinstance(event, ev.UserspaceKill):
+            event = self._with_named_victim(event)
             self._keep(userspace_episode(event, self._moment(record, self._seq)))
             self._last_kill[record.host] = self._seq
         elif isinstance(event, ev.UnitRecord):
@@ -374,6 +383,22 @@ class EpisodeBuilder:
         draft.add(event, self._seq)
         draft.kill = event
         draft.kill_seq = self._seq
+
+    def _with_named_victim(self, kill: ev.UserspaceKill) -> ev.UserspaceKill:
+        """A kill line that names no process, filled from the process its killer named a few
+        lines before in the same record (the same pid, or the line gave none)."""
+        if kill.comm is not None:
+            return kill
+        named = self._named.pop((kill.record.host, kill.record.source), None)
+        if named is None:
+            return kill
+        event, seq = named
+        if event.killer != kill.killer or self._seq - seq > NAMED_VICTIM_LINES:
+            return kill
+        if kill.pid is not None and kill.pid != event.pid:
+            return kill
+        badness = kill.badness if kill.badness is not None else event.badness
+        return dataclasses.replace(kill, comm=event.comm, pid=event.pid, badness=badness)
 
     def _reaped(self, event: ev.Reaped) -> None:
         candidates = [self._current] if self._current else []
@@ -709,7 +734,7 @@ class _Freezer:
     def trigger(self, task_line: ev.Event | None) -> Trigger | None:
         header = self.draft.header
         if header is None:
-            return None
+            return self._trigger_from_task_line(task_line)
         cpuset = self.first(ev.CpusetLine)
         summary = self.first(ev.OomKillSummary)
         pid = uid = None
@@ -731,6 +756,18 @@ class _Freezer:
             cpuset=cpuset_value,
             mems_allowed=mems,
         )
+
+    def _trigger_from_task_line(self, task_line: ev.Event | None) -> Trigger | None:
+        """A report cut before its header still names the task that invoked the killer: the
+        `CPU: N PID: N Comm: NAME` line its stack dump begins with (dump_header prints the
+        current task's stack). Only where the call trace is the OOM killer's, so that a stack
+        of some other warning never names the trigger."""
+        if not isinstance(task_line, ev.TaskLine):
+            return None
+        functions = {e.function.split(".")[0] for e in self.all(ev.CallFrame)}
+        if not functions & _OOM_FRAMES:
+            return None
+        return Trigger(task_line.comm, task_line.pid, task_line.uid, None, None, None, None, None, None)
 
     def tasks(self) -> tuple[tuple[str, ...], list[dict[str, int | str]]]:
         header = self.first(ev.TasksHeader)
@@ -756,6 +793,8 @@ class _Freezer:
             if "oom_memcg" in summary.fields:
                 return "memcg", "oom-kill summary"
         draft = self.draft
+        if draft.kill is not None and draft.kill.container is not None:
+            return "memcg", "kill line (OpenVZ container)"
         memcg_signs = (
             task_in is not None
             or bool(self.all(ev.MemcgUsage))
@@ -776,7 +815,9 @@ class _Freezer:
             return from_trace, "call trace (inferred)"
         report_body = bool(self.all(ev.MemInfoHeader)) or bool(self.all(ev.TasksHeader))
         if draft.header is not None and report_body:
-            return "global", "no memory cgroup lines in the report"
+            # 2.6 and 3.x print no constraint; a memcg OOM prints its cgroup's usage instead of
+            # Mem-Info. A cpuset or mempolicy OOM looks the same: hence "inferred".
+            return "global", "inferred: no memory cgroup lines in the report"
         return None, None
 
     def constraint_from_trace(self) -> str | None:
@@ -807,6 +848,9 @@ class _Freezer:
             return summary.fields["oom_memcg"], "oom-kill summary"
         if isinstance(task_in, ev.TaskInMemcg):
             return task_in.memcg, "Task in line"
+        kill = self.draft.kill
+        if kill is not None and kill.container is not None:
+            return kill.container, "kill line (OpenVZ container)"
         stats = self.first(ev.MemcgStatsHeader)
         if isinstance(stats, ev.MemcgStatsHeader):
             # Only a memory cgroup OOM prints cgroup stats, the limited cgroup's first.

@@ -76,13 +76,23 @@ _STAMP_START = re.compile(
     r"<\d{1,3}>\[|\[\s*\d{1,10}\.\d{3,9}\]|(?<![\w.])\d{1,10}\.\d{6,9}\]"
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
     r"|\[\S{1,10}\s+\S{1,10}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s+\d{4}\]"
-    r"|(?<!\S)\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s"
+    # After a space, or the `file:` that `grep -r` over rotated logs puts first
+    # (`/var/log/messages-20150510:May  9 23:40:38 host kernel: ...`).
+    r"|(?<![^\s:])\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s"
 )
 # A line break lost in a paste: a run of spaces, then a stamp that starts a line of its own.
 _JOINED = re.compile(
     r"\s{2,}(?=\[\s*\d{1,10}\.\d{6}\]|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
     r"|\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s\S+ kernel:)"
 )
+# Two messages on one line with no space between: a syslog daemon (or a copy) lost a newline, and
+# the second message's own prefix follows the first message's last character
+# (`... kernel: Mem-Info:Nov 14 13:12:12 gpu-3 kernel: Out of memory: ...`). Split only where the
+# line begins with a prefix of that shape too.
+_GLUED_SYSLOG = re.compile(r"(?<=\S)(?=[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s:]+ kernel: )")
+_GLUED_ISO = re.compile(r"(?<=\S)(?=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\S* [^\s:]+ kernel: )")
+_GLUED_UPTIME = re.compile(r"(?<=[^\s>])(?=(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\] )")
+_STARTS_UPTIME = re.compile(r"(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\] ")
 # Decorations glued to pasted lines: e-mail quoting, Markdown emphasis and code marks, and the
 # backslashes Markdown escapes need.
 _QUOTED = re.compile(r"(?:[ \t]{0,3}>)+[ \t]?")
@@ -225,6 +235,9 @@ class LineSplitter:
             from_verbose = self._split_verbose(line, line_no)
             if from_verbose is not None:
                 return from_verbose
+        glued = _glued(line)
+        if glued is not None:
+            return [r for piece in glued for r in self.split(piece, line_no)]
         if len(line) > 160 and "  " in line:
             pieces = _JOINED.split(line)
             if len(pieces) > 1:
@@ -623,6 +636,21 @@ class LineSplitter:
         stamp = Stamp(wall, None, wall.isoformat(), self._boot) if wall else self._previous
         raw = f"{stamp.raw or '-'} {fields.host or '-'} {fields.ident or 'kernel'}: {message}"
         return Record(self.source, line_no, raw, message, stamp, fields.ident, fields.host, separate=True)
+
+
+def _glued(line: str) -> list[str] | None:
+    """The messages of a line that holds two or more, each with its own prefix, or None."""
+    first = line[:1]
+    if first.isalpha() and line.count(" kernel: ") > 1 and _SYSLOG.match(line):
+        pattern = _GLUED_SYSLOG
+    elif first.isdigit() and line.count(" kernel: ") > 1 and _ISO.match(line):
+        pattern = _GLUED_ISO
+    elif first in "[<" and _STARTS_UPTIME.match(line):
+        pattern = _GLUED_UPTIME
+    else:
+        return None
+    pieces = pattern.split(line)
+    return pieces if len(pieces) > 1 else None
 
 
 def _microseconds(value: object) -> int | None:

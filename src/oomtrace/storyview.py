@@ -235,7 +235,8 @@ def story_view(
 def _what(episode: Episode, why: Explanation) -> str:
     if episode.killer != "kernel" or episode.victim is None:
         return f" was killed by {killed_by(episode)}"
-    what = f" was killed by the kernel OOM killer: {constraint_words(episode.constraint)}"
+    constraint = constraint_words(episode.constraint, episode.constraint_from)
+    what = f" was killed by the kernel OOM killer: {constraint}"
     if episode.constraint == "memcg" and episode.memcg:
         what += f" ({episode.memcg}{', ' + why.memcg_owner if why.memcg_owner else ''})"
     return what
