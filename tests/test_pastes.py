@@ -449,12 +449,12 @@ def test_seed_000_one_kill_with_its_trigger_its_warning_and_no_invented_date() -
     assert why.exit_code == 0, why.output
     assert "Invoked by     dashboard-servi\n" in why.stdout
     assert "First warning  NVIDIA driver out of memory (NV_ERR_NO_MEMORY) (3m13s before the" in why.stdout
-    assert "When           13:12:12 (the log gives no date)" in why.stdout
+    assert "When           13:12:12 (date unknown)" in why.stdout
     for false in ("not in the log", "First warning  none", "asking for None", "2026", "Also killed    llama"):
         assert false not in why.stdout
     assert "no other process in this incident" in why.stdout
 
-    trigger = run("why", "dashboard-servi", "-k", str(log))
+    trigger = run("why", "dashboard-servi", "-k", str(log), "--format", "markdown")
     assert trigger.exit_code == 0, trigger.output
     assert "dashboard-servi invoked the OOM killer at 13:12:12" in trigger.stdout
     assert "the kernel killed llama-server (pid 1966928" in trigger.stdout
@@ -719,3 +719,13 @@ def test_a_report_cut_before_its_header_takes_the_trigger_from_its_cpu_line(tmp_
     # A stack that is not the OOM killer's names no trigger.
     (episode,), _ = facts(tmp_path, TRACE.format(frame="__warn_printk", kill=KILL))
     assert episode["trigger"] is None
+
+
+def test_dmesg_colours_are_taken_off_and_an_escape_in_a_name_is_kept(tmp_path: Path) -> None:
+    coloured = f"\x1b[32m[ 5864.708440]\x1b[0m \x1b[33m{KILL}\x1b[0m\n"
+    (episode,), _ = facts(tmp_path, coloured)
+    assert_facts(episode, {**VICTIM, "uptime_s": 5864.70844})
+    # Not a coloured line: the escape is the name's own (the list shows it escaped).
+    named = KILL.replace("(llama-server)", "(ll\x1b[2Jama)")
+    (episode,), _ = facts(tmp_path, f"[ 5864.708440] {named}\n")
+    assert episode["victim"]["comm"] == "ll\x1b[2Jama"

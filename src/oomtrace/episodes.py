@@ -483,7 +483,7 @@ class EpisodeBuilder:
         info = self._sources.setdefault(record.source, _new_source_info("file"))
         info["records"] = int(info["records"]) + 1  # type: ignore[call-overload]
         stamp = record.stamp
-        if stamp.wall is None and stamp.uptime is None:
+        if stamp.wall is None and stamp.uptime is None and stamp.clock is None:
             if record.ident is not None:
                 info["recognised"] = int(info["recognised"]) + 1  # type: ignore[call-overload]
             return

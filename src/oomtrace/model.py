@@ -274,7 +274,7 @@ def _when(moment: Moment) -> str:
     if moment.uptime_s is not None:
         return f"uptime {moment.uptime_s:.0f}s"
     if moment.clock_s is not None:
-        return f"{moment.raw} (no date)"
+        return f"{moment.raw} (date unknown)"
     return f"line {moment.line}"
 
 

@@ -109,8 +109,11 @@ _DATE_WORD = re.compile(r"[\d/.,-]{1,10}|[^\W\d_]{2,9}[.,]?")
 # Characters a copy adds that nobody sees: zero-width spaces and joiners, direction marks, a
 # byte-order mark; a no-break space stands for a space.
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None) | {0xA0: " "}
-# Terminal colour and cursor sequences a paste kept (`dmesg --color=always`, a pager's output).
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+# Terminal sequences a paste kept before its lines (`dmesg --color=always`, a pager's output), and
+# the colours within a line that begins with one. An escape inside a message of an uncoloured
+# line is the message's own (a process name may hold one): kept, and shown escaped.
+_ANSI_LEAD = re.compile(r"(?:\x1b\[[0-9;?]*[ -/]*[@-~])+")
+_ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 # A list bullet before each line of a paste (`* [ 123.4] Out of memory: ...`, `• ...`).
 _BULLET = re.compile(r"\s{0,3}[*•·]\s?(?=\S)(?!\*)")
 # Zone names dateutil does not know on its own (it knows UTC, GMT and the local zone's).
@@ -308,8 +311,8 @@ class LineSplitter:
     def _undecorate(self, line: str) -> str:
         if not line.isascii():
             line = line.translate(_INVISIBLE)
-        if "\x1b" in line:
-            line = _ANSI.sub("", line)
+        if line[:1] == "\x1b" and (lead := _ANSI_LEAD.match(line)):
+            line = _ANSI_COLOUR.sub("", line[lead.end() :])
         if self._decoration and line.startswith(self._decoration):
             line = line[len(self._decoration) :]
         if ">" in line[:4]:

@@ -68,7 +68,7 @@ def clock(moment: Moment | None) -> str:
     if moment.uptime_s is not None:
         return f"uptime {moment.uptime_s:.3f}s"
     if moment.clock_s is not None:
-        return f"{time_of_day(moment.clock_s)} (the log gives no date)"
+        return f"{time_of_day(moment.clock_s)} (date unknown)"
     return "time unknown"
 
 
