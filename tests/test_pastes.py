@@ -729,3 +729,37 @@ def test_dmesg_colours_are_taken_off_and_an_escape_in_a_name_is_kept(tmp_path: P
     named = KILL.replace("(llama-server)", "(ll\x1b[2Jama)")
     (episode,), _ = facts(tmp_path, f"[ 5864.708440] {named}\n")
     assert episode["victim"]["comm"] == "ll\x1b[2Jama"
+
+
+FAST_PATH_TEXTS = {
+    **{f"time of day: {k}": v[0] for k, v in TIME_OF_DAY.items()},
+    **{f"glued: {k}": v for k, v in GLUED.items()},
+    **{f"openvz: {k}": v[0] for k, v in OPENVZ.items()},
+    "nohang named before": NOHANG.format(pid=12297),
+    "old report": OLD_REPORT,
+}
+# The chunk scan reads a report's body from its header on (prefilter.REGION_STARTS): the CPU line
+# of a report cut before its header is not read there, as test_fastpath's _HEADLESS cases show.
+HEADLESS = pytest.param(
+    TRACE.format(frame="dump_header", kill=KILL),
+    id="headerless trigger",
+    marks=pytest.mark.xfail(strict=True, reason="the chunk scan reads no body before a header"),
+)
+
+
+@pytest.mark.parametrize(
+    "text", [*FAST_PATH_TEXTS.values(), HEADLESS], ids=[*FAST_PATH_TEXTS.keys(), "headerless trigger"]
+)
+def test_the_chunk_scan_reads_these_shapes_alike(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("hyperscan", reason="the chunk scan needs hyperscan")
+    from oomtrace.sources import bigfile
+
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 1)
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")
+    fast = facts(tmp_path, text)
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", str(1 << 60))
+    full = facts(tmp_path, text)
+    assert fast[0] == full[0]
+    assert fast[1]["incidents"] == full[1]["incidents"]
