@@ -763,3 +763,13 @@ def test_the_chunk_scan_reads_these_shapes_alike(
     full = facts(tmp_path, text)
     assert fast[0] == full[0]
     assert fast[1]["incidents"] == full[1]["incidents"]
+
+
+def test_a_header_quoted_after_its_kill_is_that_kills_header(tmp_path: Path) -> None:
+    text = f"13:12:12  {KILL}\n13:12:12  dashboard-servi invoked oom-killer\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi"})
+    # A header with a report of its own after a cut report is the next report's.
+    text = f"[ 5864.708440] {KILL}\n[ 5864.708900] {HEADER}\n[ 5864.709000] Mem-Info:\n"
+    first, second = facts(tmp_path, text)[0]
+    assert first["trigger"] is None and second["trigger"]["comm"] == "dashboard-servi"

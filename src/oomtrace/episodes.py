@@ -412,6 +412,13 @@ class EpisodeBuilder:
 
     def _close_current(self) -> None:
         if self._current is not None:
+            if self._recent and _header_quoted_after_kill(self._recent[-1], self._current):
+                # The header was the kill's own, quoted after it: one report, not two.
+                kill_draft, header = self._recent[-1], self._current.header
+                kill_draft.header = header
+                kill_draft.events.insert(0, header)  # type: ignore[arg-type]
+                self._current = None
+                return
             self._recent.append(self._current)
             self._current = None
             if len(self._recent) > REAP_WINDOW:
@@ -987,6 +994,22 @@ class _Freezer:
         if draft.kill is None and not self.all(ev.NoKillable) and not self.all(ev.OomPanic):
             missing.append("kill")
         return tuple(missing)
+
+
+def _header_quoted_after_kill(kill_draft: _Draft, header_draft: _Draft) -> bool:
+    """Is a report of nothing but its header the header of the kill just before it? A write-up
+    may quote `Out of memory: Killed process ...` first and `X invoked oom-killer` next. Only
+    when the kill's report has no header, the header is the next line, at the same second, and
+    nothing followed it (a header with a body or a kill of its own is a report of its own)."""
+    header = header_draft.header
+    if header is None or kill_draft.kill is None or kill_draft.header is not None:
+        return False
+    if header_draft.events != [header] or kill_draft.source != header_draft.source:
+        return False
+    if header_draft.first_line - kill_draft.last_line != 1:
+        return False
+    gap = _seconds(kill_draft.last_stamp, header.record.stamp)
+    return gap is not None and abs(gap) <= 1.0
 
 
 def _summary_after_kill(draft: _Draft, summary: ev.OomKillSummary) -> bool:

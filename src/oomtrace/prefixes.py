@@ -419,7 +419,7 @@ class LineSplitter:
             if wall is None:
                 match = _BRACKETED.match(rest)
                 if match:
-                    wall = _fuzzy_time(match.group(1), self.zone)
+                    wall = _fuzzy_time(_stamp_words(match.group(1)), self.zone)
                     if wall is not None:
                         raw = match.group(1)
                         rest, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
