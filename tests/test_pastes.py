@@ -523,6 +523,18 @@ TIME_OF_DAY = {
         f"23:59:58  NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n00:00:05  {HEADER}\n00:00:05  {KILL}\n",
         7.0,
     ),
+    "a stamp and its message split": (
+        f"13:08:59  NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n13:12:12\n{KILL}\n",
+        193.0,
+    ),
+    "bracketed": (
+        f"[13:08:59] NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n[13:12:12] {KILL}\n",
+        193.0,
+    ),
+    "behind a column": (
+        f"node-1 | 13:08:59 | NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\nnode-1 | 13:12:12 | {KILL}\n",
+        193.0,
+    ),
     "quoted in prose, kill then its summary": (
         "We saw this in the kernel log:\n\n"
         f"> 13:08:59  NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n> 13:12:12  {KILL}\n"

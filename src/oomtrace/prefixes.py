@@ -151,7 +151,9 @@ _UNIX = re.compile(r"(\d{9,11}\.\d{3,9})\s")
 _SYSLOG = re.compile(r"(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})(\.\d+)?\s")
 # A bare time of day, as write-ups quote lines: `13:12:12  dashboard-servi invoked oom-killer`.
 # It has no date and no zone: a clock reading (records.Stamp.clock), never a wall time.
-_CLOCK_ONLY = re.compile(r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d):(?P<s>[0-5]\d)(?P<f>[.,]\d{1,9})?\s+(?=\S)")
+_CLOCK_ONLY = re.compile(
+    r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d):(?P<s>[0-5]\d)(?P<f>[.,]\d{1,9})?(?:\s+(?=\S)|\s*$)"
+)
 # A clock that goes back by more than this is the next day's (a paste that runs past midnight).
 _NEXT_DAY_S = 12 * 3600.0
 # What follows a syslog or journalctl stamp: "host kernel: msg", "host <kern.warning> kernel:msg",
@@ -337,7 +339,12 @@ class LineSplitter:
     def _stamp_in(self, head: str) -> Stamp:
         """A stamp in a prefix no grammar read: an uptime, or a date-time dateutil reads."""
         uptime_match = _UPTIME.search(head) or _UPTIME_NO_BRACKET.search(head)
-        wall = _fuzzy_time(_stamp_words(head), self.zone) if _CLOCK.search(head) else None
+        words = _stamp_words(head) if _CLOCK.search(head) else ""
+        if not uptime_match and (clock := _CLOCK_ONLY.fullmatch(words)) is not None:
+            # `node-1 | 13:12:12 | msg`: a time of day, no date; dateutil would make it today.
+            stamp = self._clock_stamp(clock)
+            return self._remember(Stamp(None, None, head.strip(), stamp.boot, stamp.clock))
+        wall = _fuzzy_time(words, self.zone) if words else None
         uptime = float(uptime_match.group(1)) if uptime_match else None
         if wall is None and uptime is None:
             return NO_STAMP
@@ -418,6 +425,11 @@ class LineSplitter:
                     return human
             if wall is None:
                 match = _BRACKETED.match(rest)
+                if match and (clock := _CLOCK_ONLY.fullmatch(match.group(1).strip())) is not None:
+                    # `[13:12:12]`: a time of day, no date.
+                    stamp = self._clock_stamp(clock)
+                    message, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
+                    return _Split(stamp, ident, host, pid, message, True)
                 if match:
                     wall = _fuzzy_time(_stamp_words(match.group(1)), self.zone)
                     if wall is not None:
@@ -513,7 +525,14 @@ class LineSplitter:
         return _Split(self._remember(stamp), ident, host, pid, rest, True)
 
     def _clock_only(self, rest: str, match: re.Match[str]) -> _Split:
-        """A bare time of day: a stamp with a clock reading and no date (none is invented)."""
+        """A bare time of day: a stamp with a clock reading and no date (none is invented). A
+        line of nothing but the stamp (a write-up split stamp and message) stamps the next."""
+        message, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
+        return _Split(self._clock_stamp(match), ident, host, pid, message, True)
+
+    def _clock_stamp(self, match: re.Match[str]) -> Stamp:
+        """The stamp of a time of day (groups h, m, s, f): seconds since the source's first
+        midnight, a day later each time the clock goes back by more than half a day."""
         seconds = int(match["h"]) * 3600 + int(match["m"]) * 60 + int(match["s"])
         reading = seconds + (float(match["f"].replace(",", ".")) if match["f"] else 0.0)
         if self._last_clock is not None:
@@ -522,9 +541,7 @@ class LineSplitter:
             if reading < self._last_clock - _NEXT_DAY_S:
                 reading += 86400
         self._last_clock = reading
-        message, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
-        stamp = Stamp(None, None, match.group(0).strip(), self._boot, reading)
-        return _Split(self._remember(stamp), ident, host, pid, message, True)
+        return self._remember(Stamp(None, None, match.group(0).strip(), self._boot, reading))
 
     def _remember(self, stamp: Stamp) -> Stamp:
         self._previous = stamp
