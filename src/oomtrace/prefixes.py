@@ -91,7 +91,10 @@ _JOINED = re.compile(
 # line begins with a prefix of that shape too.
 _GLUED_SYSLOG = re.compile(r"(?<=\S)(?=[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s:]+ kernel: )")
 _GLUED_ISO = re.compile(r"(?<=\S)(?=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\S* [^\s:]+ kernel: )")
-_GLUED_UPTIME = re.compile(r"(?<=[^\s>])(?=(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\] )")
+# A later uptime stamp: found by its `[` (a literal the engine scans for fast), then checked to
+# stand right after a character of the message (not a space: that is another shape).
+_LATER_UPTIME = re.compile(r"\[ *\d{1,10}\.\d{6}\] ")
+_PRIORITY_BEFORE = re.compile(r"<\d{1,3}>$")
 _STARTS_UPTIME = re.compile(r"(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\] ")
 # Decorations glued to pasted lines: e-mail quoting, Markdown emphasis and code marks, and the
 # backslashes Markdown escapes need.
@@ -665,12 +668,33 @@ def _glued(line: str) -> list[str] | None:
         pattern = _GLUED_SYSLOG
     elif first.isdigit() and line.count(" kernel: ") > 1 and _ISO.match(line):
         pattern = _GLUED_ISO
-    elif first in "[<" and _STARTS_UPTIME.match(line):
-        pattern = _GLUED_UPTIME
+    elif first in "[<" and line.find("[", 12) > 0 and (stamp := _STARTS_UPTIME.match(line)) is not None:
+        return _split_at_uptimes(line, stamp.end())
     else:
         return None
     pieces = pattern.split(line)
     return pieces if len(pieces) > 1 else None
+
+
+def _split_at_uptimes(line: str, start: int) -> list[str] | None:
+    """A dmesg line split where another `[ 1234.567890] ` stamp follows a message's last
+    character with no space between (`...order=0[ 5864.708440] Out of memory: ...`)."""
+    pieces = []
+    begin = 0
+    at = line.find("[", start)
+    while at > 0:
+        if _LATER_UPTIME.match(line, at):
+            cut = at
+            if line[at - 1] == ">" and (priority := _PRIORITY_BEFORE.search(line, begin, at)) is not None:
+                cut = priority.start()  # `...order=0<4>[ 5864.708440] ...`
+            if cut > begin and line[cut - 1] not in " \t":
+                pieces.append(line[begin:cut])
+                begin = cut
+        at = line.find("[", at + 1)
+    if not pieces:
+        return None
+    pieces.append(line[begin:])
+    return pieces
 
 
 def _microseconds(value: object) -> int | None:
