@@ -9,11 +9,12 @@ log shippers put around it.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run
+from tests.conftest import ROOT, run
 from tests.realworld.score import _actual
 
 KILL = (
@@ -401,3 +402,392 @@ def test_text_with_no_stamp_and_no_kernel_message_is_refused(tmp_path: Path) -> 
     result = run("list", "-k", str(log))
     assert result.exit_code == 2
     assert "does not look like a kernel log" in result.stderr
+
+
+# ---- write-ups: log lines quoted in prose (../shared/seeds) ----------------------------------
+# The seeds are three samples of a class: lines quoted with a bare time of day (no date, no zone),
+# a kill line and its summary on neighbouring lines, `...` cuts, prose all around. What each
+# file's own lines state must come out; what only its prose states (other processes "taken
+# down", an adj the writer names) must not.
+
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def seed(name: str) -> Path:
+    if not SEEDS.is_dir():
+        pytest.skip(f"the seed write-ups are not at {SEEDS} (they live in ../shared beside the repo)")
+    (path,) = SEEDS.glob(f"{name}_*.txt")
+    return path
+
+
+def listed(log: Path) -> dict:
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_seed_000_one_kill_with_its_trigger_its_warning_and_no_invented_date() -> None:
+    log = seed("000")
+    document = listed(log)
+    (episode,) = document["episodes"]
+    assert_facts(
+        episode,
+        {**VICTIM, "trigger": "dashboard-servi", "constraint": "global", "total_vm_kb": 164222812},
+    )
+    assert episode["victim"]["oom_score_adj_origin"].startswith("200 most likely comes from systemd")
+    # A time of day and no date: JSON gives no time, only the stamp as printed.
+    assert (episode["time"], episode["raw_time"]) == (None, "13:12:12")
+    (incident,) = document["incidents"]
+    assert incident["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert incident["earliest_warning"]["raw_time"] == "13:08:59"
+    assert incident["lead_time_s"] == 193.0
+
+    table = run("list", "-k", str(log)).stdout
+    assert "13:12:12  llama-server" in table and "dashboard-servi" in table
+    # No date is invented: not today's (what dateutil fills in), not --year's.
+    today = datetime.now()
+    assert today.strftime("%m-%d") not in table and str(today.year) not in table and "2026" not in table
+    assert "13:12:12  dashboard" not in table
+
+    why = run("why", "llama-server", "-k", str(log))
+    assert why.exit_code == 0, why.output
+    assert "Invoked by     dashboard-servi\n" in why.stdout
+    assert "First warning  NVIDIA driver out of memory (NV_ERR_NO_MEMORY) (3m13s before the" in why.stdout
+    assert "When           13:12:12 (date unknown)" in why.stdout
+    for false in ("not in the log", "First warning  none", "asking for None", "2026", "Also killed    llama"):
+        assert false not in why.stdout
+    # A quote is not the whole log: what it holds is said, nothing beyond it.
+    assert "Also killed    no other kill in the input" in why.stdout
+
+    trigger = run("why", "dashboard-servi", "-k", str(log), "--format", "markdown")
+    assert trigger.exit_code == 0, trigger.output
+    assert "dashboard-servi invoked the OOM killer at 13:12:12" in trigger.stdout
+    assert "the kernel killed llama-server (pid 1966928" in trigger.stdout
+
+
+def test_seed_002_one_kill_its_summary_after_it_and_a_cut_summary_read_as_printed() -> None:
+    log = seed("002")
+    document = listed(log)
+    (episode,) = document["episodes"]
+    assert_facts(
+        episode,
+        {
+            "victim": "ds4-server",
+            "pid": 124531,
+            "anon_rss_kb": 968,
+            "total_vm_kb": 279950520,
+            "constraint": "global",
+        },
+    )
+    assert len(document["incidents"]) == 1
+    # The writer's adj (oom_score_adj=1000) and the desktop processes the prose says were taken
+    # down are in no log line: no adj, no other kill.
+    assert episode["victim"]["oom_score_adj"] is None
+    why = run("why", "ds4-server", "-k", str(log), "--format", "markdown").stdout
+    assert "does not say which limit" not in why
+    assert "global OOM: the whole machine ran out of memory" in why
+    assert "no other kill in the input" in why and "no other process in this incident" not in why
+    assert "none in the input (the kill has no time" in why
+    for prose_only in ("pipewire", "dbus-daemon", "kactivitymanage", "1000"):
+        assert prose_only not in why
+    assert run("why", "pipewire", "-k", str(log)).exit_code != 0
+
+
+def test_seed_004_a_write_up_with_no_kill_says_so_and_nothing_else() -> None:
+    result = run("list", "-k", str(seed("004")))
+    assert result.exit_code == 2
+    assert "holds no OOM kill" in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["000", "002"])
+def test_seeds_read_the_same_by_the_chunk_scan(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("hyperscan", reason="the chunk scan needs hyperscan")
+    from oomtrace.sources import bigfile
+
+    log = seed(name)
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 2)
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")
+    fast = listed(log)
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", str(1 << 60))
+    full = listed(log)
+    assert (fast["episodes"], fast["incidents"]) == (full["episodes"], full["incidents"])
+
+
+# The class the seeds sample, in shapes they do not show.
+TIME_OF_DAY = {
+    "milliseconds, one space": (
+        f"13:08:59.120 NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n13:12:12.500 {HEADER}\n"
+        f"13:12:12.501 {KILL}\n",
+        193.38,
+    ),
+    "past midnight": (
+        f"23:59:58  NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n00:00:05  {HEADER}\n00:00:05  {KILL}\n",
+        7.0,
+    ),
+    "a stamp and its message split": (
+        f"13:08:59  NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n13:12:12\n{KILL}\n",
+        193.0,
+    ),
+    "bracketed": (
+        f"[13:08:59] NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n[13:12:12] {KILL}\n",
+        193.0,
+    ),
+    "behind a column": (
+        f"node-1 | 13:08:59 | NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\nnode-1 | 13:12:12 | {KILL}\n",
+        193.0,
+    ),
+    "quoted in prose, kill then its summary": (
+        "We saw this in the kernel log:\n\n"
+        f"> 13:08:59  NVRM: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n> 13:12:12  {KILL}\n"
+        "> 13:12:12  oom-kill:constraint=CONSTRAINT_NONE,...,global_oom,task=llama-server,pid=1966928\n\n"
+        "and then the server was gone.\n",
+        193.0,
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "lead"), TIME_OF_DAY.values(), ids=TIME_OF_DAY.keys())
+def test_a_time_of_day_alone_is_a_stamp_with_no_date(text: str, lead: float, tmp_path: Path) -> None:
+    (episode,), document = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "constraint": "global"})
+    assert episode["time"] is None
+    (incident,) = document["incidents"]
+    assert incident["earliest_warning"]["kind"] == "nvrm-no-memory"
+    assert incident["lead_time_s"] == pytest.approx(lead, abs=0.01)
+
+
+def test_a_summary_that_names_another_task_is_not_the_kill_before_it(tmp_path: Path) -> None:
+    text = (
+        f"13:12:12  {KILL}\n13:12:13  oom-kill:constraint=CONSTRAINT_NONE,global_oom,task=python3,pid=4121\n"
+    )
+    episodes, _ = facts(tmp_path, text)
+    assert len(episodes) == 2
+
+
+# ---- what a copy adds before each line (issue 26) ---------------------------------------------
+# Invisible characters, a terminal's colours, a list bullet: cut before the stamp grammar, and the
+# date parser never reads past the stamp (a host `gpu07` is not the year 2007, `gpu-07` no zone).
+INVISIBLE = {
+    "zero-width space": "\u200b",
+    "byte-order mark": "\ufeff",
+    "word joiner and a no-break space": "\u2060\u00a0",
+    "ANSI reset": "\x1b[0m",
+    "ANSI colour, bold": "\x1b[1;32m",
+    "bullet, no space": "*",
+    "bullet and a space": "* ",
+    "round bullet": "\u2022 ",
+}
+
+
+@pytest.mark.parametrize("host", ["gpu07", "gpu-07"])
+@pytest.mark.parametrize("prefix", INVISIBLE.values(), ids=INVISIBLE.keys())
+def test_a_prefix_nobody_sees_moves_no_stamp(prefix: str, host: str, tmp_path: Path) -> None:
+    text = f"{prefix}Nov 14 13:12:12 {host} kernel: {HEADER}\n{prefix}Nov 14 13:12:12 {host} kernel: {KILL}\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi", "date": "2026-11-14", "clock": "13:12:12"})
+    assert episode["host"] == host
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["gpu07 2026-11-14 13:12:12 | ", "gpu-07 Sat Nov 14 13:12:12 2026 | ", "[gpu-07] 14.11.2026 13:12:12 > "],
+)
+def test_a_date_in_an_unknown_prefix_is_read_without_the_words_around_it(head: str, tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, f"{head}{KILL}\n")
+    assert_facts(episode, {**VICTIM, "date": "2026-11-14", "clock": "13:12:12"})
+    assert episode["time"].endswith("+00:00")
+
+
+# ---- old and odd kernels (issue 22, point 7) --------------------------------------------------
+# Real pastes of each class are in tests/realworld/cases where one was found (OpenVZ:
+# old-plesk-virtuozzo-ub-wrapped; a nohang victim named before its act:
+# user-nohang-stdout-kill-command); the rest are built here from real lines.
+OLD_REPORT = """\
+Jun  3 10:00:01 db1 kernel: mysqld invoked oom-killer: gfp_mask=0x201da, order=0, oom_adj=0, oom_score_adj=0
+Jun  3 10:00:01 db1 kernel: mysqld cpuset=/ mems_allowed=0
+Jun  3 10:00:01 db1 kernel: Pid: 6576, comm: mysqld Not tainted 2.6.32-431.el6.x86_64 #1
+Jun  3 10:00:01 db1 kernel: Mem-Info:
+Jun  3 10:00:01 db1 kernel: Node 0 Normal free:44256kB min:44304kB low:55380kB high:66456kB active_anon:14612904kB
+Jun  3 10:00:01 db1 kernel: Free swap  = 0kB
+Jun  3 10:00:01 db1 kernel: 4194303 pages RAM
+Jun  3 10:00:01 db1 kernel: [ pid ]   uid  tgid total_vm      rss cpu oom_adj oom_score_adj name
+Jun  3 10:00:01 db1 kernel: [ 6576]    27  6576  8478723  5157251   3       0             0 mysqld
+Jun  3 10:00:01 db1 kernel: Killed process 6576, UID 27, (mysqld) total-vm:33914892kB, anon-rss:20629004kB, file-rss:0kB
+"""
+
+
+def test_an_old_complete_report_with_no_memcg_lines_is_a_global_oom_inferred(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, OLD_REPORT)
+    assert_facts(episode, {"victim": "mysqld", "pid": 6576, "trigger": "mysqld", "constraint": "global"})
+    assert episode["constraint_from"].startswith("inferred")
+    why = run("why", "mysqld", "-k", str(tmp_path / "paste.txt"), "--format", "markdown").stdout
+    assert "global OOM: the whole machine ran out of memory (inferred: no memory cgroup lines" in why
+    # The same report with a memcg line is no global OOM, and one cut before its Mem-Info and
+    # tasks table (not complete) says nothing of its limit.
+    memcg = OLD_REPORT.replace("Mem-Info:", "memory: usage 65536kB, limit 65536kB, failcnt 120")
+    (episode,), _ = facts(tmp_path, memcg)
+    assert episode["constraint"] == "memcg"
+    cut = "".join(
+        line + "\n" for line in OLD_REPORT.splitlines() if "Mem-Info" not in line and "pid" not in line
+    )
+    (episode,), _ = facts(tmp_path, cut.replace("Node 0", "Zone 0"))
+    assert episode["constraint"] is None
+
+
+GLUED = {
+    "syslog lost a newline": (
+        f"Nov 14 13:12:12 gpu-3 kernel: [ 5864.700000] {HEADER}\n"
+        f"Nov 14 13:12:12 gpu-3 kernel: [ 5864.708430] Mem-Info:Nov 14 13:12:12 gpu-3 kernel: [ 5864.708440] {KILL}\n"
+    ),
+    "dmesg lines glued": f"[ 5864.700000] {HEADER}[ 5864.708440] {KILL}\n",
+    "ISO stamps glued": (
+        f"2026-11-14T13:12:12.000000+00:00 gpu-3 kernel: {HEADER}2026-11-14T13:12:12.100000+00:00 gpu-3 kernel: {KILL}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("text", GLUED.values(), ids=GLUED.keys())
+def test_two_messages_glued_onto_one_line_are_two_messages(text: str, tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi", "gfp_mask": "0x140dca"})
+    assert "header" not in episode["missing"] and "kill" not in episode["missing"]
+
+
+OPENVZ = {
+    "RHEL 6 based, container redacted": (
+        "[4038014.625029] Out of memory in UB XXXX: OOM killed process 601 (mysqld) score 0 vm:1212112kB, "
+        "rss:84964kB, swap:748kB\n",
+        {"victim": "mysqld", "pid": 601, "total_vm_kb": 1212112, "memcg": "UB XXXX"},
+    ),
+    "dmesg behind a prompt": (
+        "[root@localhost sales]# dmesg\n[1982048.529636] Out of memory in UB 317592: OOM killed process 2946 (npm) "
+        "score 0 vm:1506164kB, rss:237752kB, swap:120052kB\n",
+        {"victim": "npm", "pid": 2946, "total_vm_kb": 1506164, "memcg": "UB 317592"},
+    ),
+    "2.6.18 container exit": (
+        "Mar  2 17:35:10 vz1 kernel: OOM killed process httpd (pid=2201, ve=101) exited, free=1432 gen=12.\n",
+        {"victim": "httpd", "pid": 2201, "memcg": "VE 101"},
+    ),
+    "beancounter named after the sizes": (
+        "[ 123.456789] OOM killed process 2946 (npm) vm:1506164kB, rss:237752kB, swap:120052kB (ub 317592)\n",
+        {"victim": "npm", "pid": 2946, "memcg": "UB 317592"},
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), OPENVZ.values(), ids=OPENVZ.keys())
+def test_an_openvz_container_kill_is_a_memcg_like_kill_of_that_container(
+    text: str, expected: dict, tmp_path: Path
+) -> None:
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**expected, "killer": "kernel", "constraint": "memcg"})
+    # `rss:` counts file pages too: it is never reported as anon-rss.
+    assert episode["victim"]["anon_rss_kb"] is None
+
+
+def test_grep_over_rotated_files_keeps_the_stamp_after_the_file_name(tmp_path: Path) -> None:
+    text = (
+        "/var/log/messages-20150510:May  9 23:40:38 web1 kernel: Out of memory: Kill process 2125 (java) score 303 "
+        "or sacrifice child\n"
+        "/var/log/messages-20150510:May  9 23:40:38 web1 kernel: Killed process 2125, UID 500, (java) "
+        "total-vm:4012340kB, anon-rss:1212340kB, file-rss:120kB\n"
+        "messages:May 10 03:12:01 web1 kernel: Killed process 2200 (httpd) total-vm:401234kB, anon-rss:121234kB\n"
+    )
+    episodes, _ = facts(tmp_path, text, "--year", "2015")
+    assert [(e["victim"]["comm"], e["time"], e["host"]) for e in episodes] == [
+        ("java", "2015-05-09T23:40:38+00:00", "web1"),
+        ("httpd", "2015-05-10T03:12:01+00:00", "web1"),
+    ]
+
+
+NOHANG = (
+    "Sep 22 10:00:01 pc nohang[530]: Process with highest badness (found in 6 ms):\n"
+    "Sep 22 10:00:01 pc nohang[530]:   PID: 12297, Name: tail, badness: 727\n"
+    "Sep 22 10:00:01 pc nohang[530]: Implement a corrective action:\n"
+    "Sep 22 10:00:01 pc nohang[530]:   Run the command: kill -TERM {pid}\n"
+)
+
+
+def test_a_userspace_killers_victim_named_only_in_an_earlier_line(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, NOHANG.format(pid=12297))
+    assert_facts(episode, {"killer": "nohang", "victim": "tail", "pid": 12297})
+    # A kill of another pid is not the named one's.
+    (episode,), _ = facts(tmp_path, NOHANG.format(pid=4444))
+    assert (episode["victim"]["comm"], episode["victim"]["pid"]) == ("?", 4444)
+
+
+TRACE = """\
+[ 5864.700001] CPU: 5 PID: 4121 Comm: dashboard-servi Tainted: G           OE      6.14.0-1015-nvidia #15-Ubuntu
+[ 5864.700002] Hardware name: NVIDIA NVIDIA DGX Spark/P4242, BIOS 5.36_0ACUM018 06/19/2025
+[ 5864.700003] Call trace:
+[ 5864.700005]  {frame}+0x50/0x280
+[ 5864.700006]  __alloc_pages_slowpath.constprop.0+0x8a4/0xd88
+[ 5864.708430] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/user.slice,task=llama-server,pid=1966928,uid=1000
+[ 5864.708440] {kill}
+"""
+
+
+def test_a_report_cut_before_its_header_takes_the_trigger_from_its_cpu_line(tmp_path: Path) -> None:
+    (episode,), _ = facts(tmp_path, TRACE.format(frame="dump_header", kill=KILL))
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi", "trigger_pid": 4121})
+    assert "header" in episode["missing"]
+    why = run("why", "llama-server", "-k", str(tmp_path / "paste.txt"), "--format", "markdown").stdout
+    assert "| Invoked by | dashboard-servi (pid 4121) |" in why
+    # A stack that is not the OOM killer's names no trigger.
+    (episode,), _ = facts(tmp_path, TRACE.format(frame="__warn_printk", kill=KILL))
+    assert episode["trigger"] is None
+
+
+def test_dmesg_colours_are_taken_off_and_an_escape_in_a_name_is_kept(tmp_path: Path) -> None:
+    coloured = f"\x1b[32m[ 5864.708440]\x1b[0m \x1b[33m{KILL}\x1b[0m\n"
+    (episode,), _ = facts(tmp_path, coloured)
+    assert_facts(episode, {**VICTIM, "uptime_s": 5864.70844})
+    # Not a coloured line: the escape is the name's own (the list shows it escaped).
+    named = KILL.replace("(llama-server)", "(ll\x1b[2Jama)")
+    (episode,), _ = facts(tmp_path, f"[ 5864.708440] {named}\n")
+    assert episode["victim"]["comm"] == "ll\x1b[2Jama"
+
+
+FAST_PATH_TEXTS = {
+    **{f"time of day: {k}": v[0] for k, v in TIME_OF_DAY.items()},
+    **{f"glued: {k}": v for k, v in GLUED.items()},
+    **{f"openvz: {k}": v[0] for k, v in OPENVZ.items()},
+    "nohang named before": NOHANG.format(pid=12297),
+    "old report": OLD_REPORT,
+}
+# The chunk scan reads a report's body from its header on (prefilter.REGION_STARTS): the CPU line
+# of a report cut before its header is not read there, as test_fastpath's _HEADLESS cases show.
+HEADLESS = pytest.param(
+    TRACE.format(frame="dump_header", kill=KILL),
+    id="headerless trigger",
+    marks=pytest.mark.xfail(strict=True, reason="the chunk scan reads no body before a header"),
+)
+
+
+@pytest.mark.parametrize(
+    "text", [*FAST_PATH_TEXTS.values(), HEADLESS], ids=[*FAST_PATH_TEXTS.keys(), "headerless trigger"]
+)
+def test_the_chunk_scan_reads_these_shapes_alike(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("hyperscan", reason="the chunk scan needs hyperscan")
+    from oomtrace.sources import bigfile
+
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 1)
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")
+    fast = facts(tmp_path, text)
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", str(1 << 60))
+    full = facts(tmp_path, text)
+    assert fast[0] == full[0]
+    assert fast[1]["incidents"] == full[1]["incidents"]
+
+
+def test_a_header_quoted_after_its_kill_is_that_kills_header(tmp_path: Path) -> None:
+    text = f"13:12:12  {KILL}\n13:12:12  dashboard-servi invoked oom-killer\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert_facts(episode, {**VICTIM, "trigger": "dashboard-servi"})
+    # A header with a report of its own after a cut report is the next report's.
+    text = f"[ 5864.708440] {KILL}\n[ 5864.708900] {HEADER}\n[ 5864.709000] Mem-Info:\n"
+    first, second = facts(tmp_path, text)[0]
+    assert first["trigger"] is None and second["trigger"]["comm"] == "dashboard-servi"

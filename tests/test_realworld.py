@@ -10,7 +10,7 @@ from tests.realworld.score import CASES, score_all, score_case
 
 # The total share of facts right on tests/realworld/cases (README, "Real pastes"). A change that
 # lowers it fails here; one that raises it should raise this too.
-MIN_SHARE = 0.93
+MIN_SHARE = 0.94
 
 
 def test_no_case_is_refused_and_the_total_holds() -> None:

@@ -43,8 +43,8 @@ def analyze(
     for summary in analysis.sources:
         if summary.records and not summary.recognised and not summary.events:
             raise InputError(
-                f"{summary.name} does not look like a kernel log: no line has a known prefix and "
-                "none is part of an OOM report",
+                f"{summary.name} holds no OOM kill and does not look like a kernel log: no line "
+                "has a known prefix and none is part of an OOM report",
                 hint=f"understood: {UNDERSTOOD}",
             )
     return analysis

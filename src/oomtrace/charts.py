@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from oomtrace.explain import MemoryPicture
 from oomtrace.story import TimelineEntry
-from oomtrace.units import duration, kib, relative, time_of_day
+from oomtrace.units import duration, kib, relative, timeline_clock
 
 # A chart has at most this many bars or events: past it, buckets widen (bars) or the run-up
 # keeps the records nearest the kill. A picture of 300 hourly bars says nothing more than 24 do,
@@ -142,7 +142,7 @@ def run_up(entries: Sequence[TimelineEntry]) -> RunUp | None:
         chosen = sorted(order[:MAX_POINTS])
         left_out = len(kept) - MAX_POINTS
         kept = [kept[i] for i in chosen]
-    events = tuple(Event(relative(e.offset_s), time_of_day(e.moment), e.kind, e.short) for e in kept)
+    events = tuple(Event(relative(e.offset_s), timeline_clock(e.moment), e.kind, e.short) for e in kept)
     first = entries[0].offset_s
     span = f" over {duration(abs(first))}" if first is not None and first < 0 else ""
     return RunUp(f"The run-up to the kill{span}", events, left_out)

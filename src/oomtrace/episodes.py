@@ -65,6 +65,8 @@ REAP_WINDOW = 32
 # How many recent kills are remembered to recognise one read again from a second source.
 SEEN_KILLS = 4096
 MAX_FRAMES = 64
+# How far (in records) a userspace killer's act may follow the line naming its victim.
+NAMED_VICTIM_LINES = 50
 MAX_UNPARSED_KEPT = 50
 # Lines that surely belong to an OOM report even when its header was cut off.
 _STRONG = (ev.OomKillSummary, ev.TaskInMemcg, ev.TasksHeader, ev.KillChosen, ev.Killed)
@@ -101,6 +103,8 @@ _MEMCG_FRAMES = frozenset(
         "mem_cgroup_oom",
     )
 )
+# Frames of the OOM killer's own stack dump: a CPU/PID line before them is the trigger's.
+_OOM_FRAMES = frozenset(("dump_header", "oom_kill_process", "out_of_memory", "mem_cgroup_out_of_memory"))
 _ALLOCATOR_FRAMES = frozenset(("__alloc_pages_slowpath", "__alloc_pages_may_oom", "__alloc_pages_nodemask"))
 _OOM_WORDS = ("invoked oom-killer", "Killed process", "oom-kill:", "ill process")
 
@@ -220,6 +224,8 @@ class EpisodeBuilder:
         self._hosts: dict[str, None] = {}
         self._crashes: FirstAndLast[tuple[ev.ProcessCrash, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._unit_records: FirstAndLast[tuple[ev.UnitRecord, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
+        self._named: dict[tuple[str | None, str], tuple[ev.VictimNamed, int]] = {}
+        """The process a userspace killer last named, per (host, source), awaiting its act."""
         self._last_kill: dict[str | None, int] = {}
         """The seq of the latest kill per host: a warning run ends at a kill."""
 
@@ -272,7 +278,10 @@ class EpisodeBuilder:
             self._reaped(event)
         elif isinstance(event, ev.ProcessCrash):
             self._crashes.append((event, self._seq))
+        elif isinstance(event, ev.VictimNamed):
+            self._named[(record.host, record.source)] = (event, self._seq)
         elif isinstance(event, ev.UserspaceKill):
+            event = self._with_named_victim(event)
             self._keep(userspace_episode(event, self._moment(record, self._seq)))
             self._last_kill[record.host] = self._seq
         elif isinstance(event, ev.UnitRecord):
@@ -324,6 +333,9 @@ class EpisodeBuilder:
 
     def _body(self, event: ev.Event) -> None:
         draft = self._current
+        if isinstance(event, ev.OomKillSummary) and draft is not None and _summary_after_kill(draft, event):
+            draft.add(event, self._seq)
+            return
         if draft is not None and (draft.kill is not None or draft.source != event.record.source):
             draft = None
         if draft is not None:
@@ -359,6 +371,22 @@ class EpisodeBuilder:
         draft.kill = event
         draft.kill_seq = self._seq
 
+    def _with_named_victim(self, kill: ev.UserspaceKill) -> ev.UserspaceKill:
+        """A kill line that names no process, filled from the process its killer named a few
+        lines before in the same record (the same pid, or the line gave none)."""
+        if kill.comm is not None:
+            return kill
+        named = self._named.pop((kill.record.host, kill.record.source), None)
+        if named is None:
+            return kill
+        event, seq = named
+        if event.killer != kill.killer or self._seq - seq > NAMED_VICTIM_LINES:
+            return kill
+        if kill.pid is not None and kill.pid != event.pid:
+            return kill
+        badness = kill.badness if kill.badness is not None else event.badness
+        return dataclasses.replace(kill, comm=event.comm, pid=event.pid, badness=badness)
+
     def _reaped(self, event: ev.Reaped) -> None:
         candidates = [self._current] if self._current else []
         candidates += reversed(self._recent)
@@ -371,6 +399,13 @@ class EpisodeBuilder:
 
     def _close_current(self) -> None:
         if self._current is not None:
+            if self._recent and _header_quoted_after_kill(self._recent[-1], self._current):
+                # The header was the kill's own, quoted after it: one report, not two.
+                kill_draft, header = self._recent[-1], self._current.header
+                kill_draft.header = header
+                kill_draft.events.insert(0, header)  # type: ignore[arg-type]
+                self._current = None
+                return
             self._recent.append(self._current)
             self._current = None
             if len(self._recent) > REAP_WINDOW:
@@ -442,7 +477,7 @@ class EpisodeBuilder:
         info = self._sources.setdefault(record.source, _new_source_info("file"))
         info["records"] = int(info["records"]) + 1  # type: ignore[call-overload]
         stamp = record.stamp
-        if stamp.wall is None and stamp.uptime is None:
+        if stamp.wall is None and stamp.uptime is None and stamp.clock is None:
             if record.ident is not None:
                 info["recognised"] = int(info["recognised"]) + 1  # type: ignore[call-overload]
             return
@@ -470,6 +505,7 @@ class EpisodeBuilder:
             line=record.line_no,
             boot=stamp.boot,
             seq=seq,
+            clock_s=stamp.clock,
         )
 
     def _resolve(self, moment: Moment) -> Moment:
@@ -480,7 +516,7 @@ class EpisodeBuilder:
         if boot is None:
             return moment
         time = boot + timedelta(seconds=moment.uptime_s)
-        return Moment(time, moment.uptime_s, moment.raw, moment.source, moment.line, moment.boot, moment.seq)
+        return dataclasses.replace(moment, time=time)
 
     # ---- output -----------------------------------------------------------------
 
@@ -692,7 +728,7 @@ class _Freezer:
     def trigger(self, task_line: ev.Event | None) -> Trigger | None:
         header = self.draft.header
         if header is None:
-            return None
+            return self._trigger_from_task_line(task_line)
         cpuset = self.first(ev.CpusetLine)
         summary = self.first(ev.OomKillSummary)
         pid = uid = None
@@ -714,6 +750,18 @@ class _Freezer:
             cpuset=cpuset_value,
             mems_allowed=mems,
         )
+
+    def _trigger_from_task_line(self, task_line: ev.Event | None) -> Trigger | None:
+        """A report cut before its header still names the task that invoked the killer: the
+        `CPU: N PID: N Comm: NAME` line its stack dump begins with (dump_header prints the
+        current task's stack). Only where the call trace is the OOM killer's, so that a stack
+        of some other warning never names the trigger."""
+        if not isinstance(task_line, ev.TaskLine):
+            return None
+        functions = {e.function.split(".")[0] for e in self.all(ev.CallFrame)}
+        if not functions & _OOM_FRAMES:
+            return None
+        return Trigger(task_line.comm, task_line.pid, task_line.uid, None, None, None, None, None, None)
 
     def tasks(self) -> tuple[tuple[str, ...], list[dict[str, int | str]]]:
         header = self.first(ev.TasksHeader)
@@ -739,6 +787,8 @@ class _Freezer:
             if "oom_memcg" in summary.fields:
                 return "memcg", "oom-kill summary"
         draft = self.draft
+        if draft.kill is not None and draft.kill.container is not None:
+            return "memcg", "kill line (OpenVZ container)"
         memcg_signs = (
             task_in is not None
             or bool(self.all(ev.MemcgUsage))
@@ -759,7 +809,9 @@ class _Freezer:
             return from_trace, "call trace (inferred)"
         report_body = bool(self.all(ev.MemInfoHeader)) or bool(self.all(ev.TasksHeader))
         if draft.header is not None and report_body:
-            return "global", "no memory cgroup lines in the report"
+            # 2.6 and 3.x print no constraint; a memcg OOM prints its cgroup's usage instead of
+            # Mem-Info. A cpuset or mempolicy OOM looks the same: hence "inferred".
+            return "global", "inferred: no memory cgroup lines in the report"
         return None, None
 
     def constraint_from_trace(self) -> str | None:
@@ -790,6 +842,9 @@ class _Freezer:
             return summary.fields["oom_memcg"], "oom-kill summary"
         if isinstance(task_in, ev.TaskInMemcg):
             return task_in.memcg, "Task in line"
+        kill = self.draft.kill
+        if kill is not None and kill.container is not None:
+            return kill.container, "kill line (OpenVZ container)"
         stats = self.first(ev.MemcgStatsHeader)
         if isinstance(stats, ev.MemcgStatsHeader):
             # Only a memory cgroup OOM prints cgroup stats, the limited cgroup's first.
@@ -928,6 +983,42 @@ class _Freezer:
         return tuple(missing)
 
 
+def _header_quoted_after_kill(kill_draft: _Draft, header_draft: _Draft) -> bool:
+    """Is a report of nothing but its header the header of the kill just before it? A write-up
+    may quote `Out of memory: Killed process ...` first and `X invoked oom-killer` next. Only
+    when the kill's report has no header, the header is the next line, at the same second, and
+    nothing followed it (a header with a body or a kill of its own is a report of its own)."""
+    header = header_draft.header
+    if header is None or kill_draft.kill is None or kill_draft.header is not None:
+        return False
+    if header_draft.events != [header] or kill_draft.source != header_draft.source:
+        return False
+    if header_draft.first_line - kill_draft.last_line != 1:
+        return False
+    gap = _seconds(kill_draft.last_stamp, header.record.stamp)
+    return gap is not None and abs(gap) <= 1.0
+
+
+def _summary_after_kill(draft: _Draft, summary: ev.OomKillSummary) -> bool:
+    """Is this `oom-kill:` summary the one of the kill just read? The kernel prints it before
+    the kill line; a write-up may quote it after (`Killed process 124531 (ds4-server) ...` then
+    `oom-kill:constraint=CONSTRAINT_NONE,...,global_oom`). It is when it is the next line, the
+    report has none yet, and the task and pid it names (if any) are the kill's."""
+    kill = draft.kill
+    record = summary.record
+    if kill is None or draft.source != record.source or record.line_no - draft.last_line > 1:
+        return False
+    if any(isinstance(e, ev.OomKillSummary) for e in draft.events):
+        return False
+    gap = _seconds(draft.last_stamp, record.stamp)
+    if gap is not None and abs(gap) > 1.0:
+        return False
+    pid, task = summary.fields.get("pid", "").strip(), summary.fields.get("task", "").strip()
+    if pid and (kill.pid is None or pid != str(kill.pid)):
+        return False
+    return not task or task == kill.comm
+
+
 def _row_adj(row: Mapping[str, int | str]) -> tuple[int | None, str | None]:
     """The adj in a task's row: its column, or in a row whose header was cut off the last number
     (every kernel since 2.6.36 ends the table with `oom_score_adj name`)."""
@@ -1039,6 +1130,8 @@ def _seconds(a: Stamp, b: Stamp) -> float | None:
         return (b.wall - a.wall).total_seconds()
     if a.uptime is not None and b.uptime is not None and a.boot == b.boot:
         return b.uptime - a.uptime
+    if a.clock is not None and b.clock is not None:
+        return b.clock - a.clock
     return None
 
 

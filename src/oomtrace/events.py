@@ -201,6 +201,8 @@ class Killed(Event):
     """The line began `Out of memory:` (the kernel says so only of a global OOM)."""
     comm_cut: bool = False
     """The line ends inside the name (or, 2.4, printed no pid): the name may be incomplete."""
+    container: str | None = None
+    """An OpenVZ / Virtuozzo kill names the container whose limit was hit (`UB 1234`, `VE 101`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,3 +293,15 @@ class UserspaceKill(Event):
     trigger_pid: int | None = None
     constraint: str | None = None
     """What limit was hit, where the record says (slurm's cgroup OOM events: memcg)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VictimNamed(Event):
+    """A userspace killer names the process it chose a few lines before the line of its act,
+    which names none (nohang: `PID: 12297, Name: tail, badness: 727`, then `Run the command:
+    kill -TERM 12297`)."""
+
+    killer: str
+    pid: int
+    comm: str
+    badness: int | None

@@ -420,8 +420,13 @@ CONSTRAINT_WORDS = {
 UNKNOWN_CONSTRAINT = "the log does not say which limit was hit"
 
 
-def constraint_words(constraint: str | None) -> str:
-    return CONSTRAINT_WORDS.get(constraint or "", UNKNOWN_CONSTRAINT)
+def constraint_words(constraint: str | None, basis: str | None = None) -> str:
+    """What the constraint means; with the basis when the log does not print it but the report
+    implies it (episodes: `constraint_from` says "inferred")."""
+    words = CONSTRAINT_WORDS.get(constraint or "", UNKNOWN_CONSTRAINT)
+    if constraint is not None and basis is not None and "inferred" in basis:
+        words += f" ({basis})"
+    return words
 
 
 # The parts of a report the log lacks (Episode.missing), in words: every format says them alike.

@@ -32,6 +32,8 @@ def moment_gap(a: Moment, b: Moment) -> float | None:
         return (b.time - a.time).total_seconds()
     if a.uptime_s is not None and b.uptime_s is not None and a.source == b.source and a.boot == b.boot:
         return b.uptime_s - a.uptime_s
+    if a.clock_s is not None and b.clock_s is not None and a.source == b.source:
+        return b.clock_s - a.clock_s
     return None
 
 
@@ -202,11 +204,14 @@ class _Timeline:
 
 def _clock(moment: Moment) -> tuple[tuple[object, ...], float]:
     """Which clock a moment can be compared on, and its reading: wall time, else uptime within
-    its source and boot, else input order within its source (what moment_gap compares)."""
+    its source and boot, else a dateless clock within its source, else input order within its
+    source (what moment_gap compares)."""
     if moment.time is not None:
         return ("wall",), moment.time.timestamp()
     if moment.uptime_s is not None:
         return ("uptime", moment.source, moment.boot), moment.uptime_s
+    if moment.clock_s is not None:
+        return ("clock", moment.source), moment.clock_s
     return ("order", moment.source), float(moment.seq)
 
 

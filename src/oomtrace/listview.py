@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from oomtrace.charts import Bars, kills_per_host
 from oomtrace.model import Analysis, Episode
 from oomtrace.storyview import footer, nothing_found
-from oomtrace.units import kib
+from oomtrace.units import kib, time_of_day
 
 # Every column, in order: (name, alignment); list_view leaves out those that would say nothing.
 COLUMNS = (
@@ -132,6 +132,9 @@ def _time(episode: Episode) -> str:
         return moment.time.strftime("%m-%d %H:%M:%S")
     if moment.uptime_s is not None:
         return f"up {moment.uptime_s:.1f}s"
+    if moment.clock_s is not None:
+        # A time of day with no date: the list never prints a date the log does not hold.
+        return time_of_day(moment.clock_s)
     return "?"
 
 

@@ -228,6 +228,9 @@ def _oom_kill(record: Record, text: str) -> ev.Event | None:
             fields[last] = value
         elif item.strip() == "global_oom":
             global_oom = True
+        elif item.strip().strip(".…") == "" and item.strip():
+            # `constraint=CONSTRAINT_NONE,...,global_oom`: the writer's cut, not a value's rest.
+            last = None
         elif last is not None:
             # mems_allowed=0,2 and cpuset lists hold commas of their own.
             fields[last] += "," + item
@@ -341,6 +344,45 @@ def _vm_killing(record: Record, text: str) -> ev.Event | None:
         return None
     return ev.Killed(
         record, None, match["comm"], None, None, None, None, None, None, None, memcg=False, comm_cut=False
+    )
+
+
+# OpenVZ / Virtuozzo kernels kill inside a container (a user beancounter) at its limit:
+# `Out of memory in UB 1234: OOM killed process 21738 (php-cgi) score 0 vm:281988kB, rss:17004kB,
+# swap:0kB` (RHEL 6 based), `OOM killed process httpd (pid=2201, ve=101) exited, free=...` (2.6.18).
+_UB_KILLED = re.compile(
+    r"(?:Out of memory in UB (?P<ub>[^:\s]+): )?OOM killed process (?P<pid>\d{1,20}) \((?P<comm>.*?)\)"
+    r"(?= score| vm:|,|\s*$| \(ub)"
+)
+_VE_KILLED = re.compile(r"OOM killed process (?P<comm>.+?) \(pid=(?P<pid>\d{1,20}), ve=(?P<ve>\d{1,20})\)")
+_UB_IN_REST = re.compile(r"\(ub (?P<ub>[^)\s]+)\)")
+
+
+def _container_killed(record: Record, text: str) -> ev.Event | None:
+    """An OpenVZ / Virtuozzo container's kill: a memcg-like kill at that container's limit."""
+    if match := _UB_KILLED.match(text):
+        rest = text[match.end() :]
+        ub = match["ub"] or (m["ub"] if (m := _UB_IN_REST.search(rest)) else None)
+        container = f"UB {ub}" if ub else None
+    elif match := _VE_KILLED.match(text):
+        rest, container = text[match.end() :], f"VE {match['ve']}"
+    else:
+        return None
+    sizes = _kb_values(rest)
+    # `rss:` counts anon and file pages together: no anon-rss the kernel printed.
+    return ev.Killed(
+        record,
+        pid=int(match["pid"]),
+        comm=match["comm"],
+        uid=None,
+        total_vm_kb=sizes.get("vm"),
+        anon_rss_kb=None,
+        file_rss_kb=None,
+        shmem_rss_kb=None,
+        pgtables_kb=None,
+        oom_score_adj=None,
+        memcg=container is not None,
+        container=container,
     )
 
 
@@ -645,6 +687,19 @@ def _nohang(record: Record, text: str) -> ev.Event | None:
     return ev.UserspaceKill(record, "nohang", action["comm"], pid, None, signal, text[action.start() :])
 
 
+# nohang names the process it chose before it acts on it (`Process with highest badness ...:`).
+_NOHANG_CHOSEN = re.compile(
+    r"\s*PID: (?P<pid>\d{1,9}), Name: (?P<comm>\S.*?), badness: (?P<badness>-?\d{1,9})\s*$"
+)
+
+
+def _nohang_chosen(record: Record, text: str) -> ev.Event | None:
+    match = _NOHANG_CHOSEN.match(text)
+    if not match:
+        return None
+    return ev.VictimNamed(record, "nohang", int(match["pid"]), match["comm"], int(match["badness"]))
+
+
 # Slurm's step daemon reports the kernel's kills in the job's memory cgroup.
 _SLURM_OOM = re.compile(r"Detected (?P<n>\d{1,9}) oom[-_]kill event\(s\) in (?P<step>.+?) cgroup")
 
@@ -769,6 +824,15 @@ MESSAGES: tuple[MessageKind, ...] = (
             "out of memory",
             "Killed process",
         ),
+    ),
+    MessageKind(
+        "container-kill",
+        ("OOM killed process",),
+        _container_killed,
+        "the kill inside an OpenVZ / Virtuozzo container, at its limit",
+        "Out of memory in UB 1234: OOM killed process 21738 (php-cgi) score 0 vm:281988kB, rss:17004kB, "
+        "swap:0kB",
+        begins=("Out of memory in UB", "OOM killed process"),
     ),
     MessageKind(
         "kill-chosen",
@@ -1081,6 +1145,14 @@ MESSAGES: tuple[MessageKind, ...] = (
         _nohang,
         "nohang killed a process",
         "  Send SIGTERM to the victim; total response time: 13246 ms",
+        origin="any",
+    ),
+    MessageKind(
+        "nohang-victim",
+        (", Name: ",),
+        _nohang_chosen,
+        "nohang names the process it chose (its kill line may not)",
+        "  PID: 12297, Name: tail, badness: 727",
         origin="any",
     ),
     MessageKind(

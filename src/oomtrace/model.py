@@ -21,6 +21,8 @@ class Moment:
     boot: int
     seq: int
     """Arrival order across all input: the tie-breaker when times are unknown."""
+    clock_s: float | None = None
+    """Time of day from a stamp with no date (records.Stamp.clock): the log gives no date."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +279,8 @@ def _when(moment: Moment) -> str:
         return moment.time.isoformat(sep=" ", timespec="seconds")
     if moment.uptime_s is not None:
         return f"uptime {moment.uptime_s:.0f}s"
+    if moment.clock_s is not None:
+        return f"{moment.raw} (date unknown)"
     return f"line {moment.line}"
 
 

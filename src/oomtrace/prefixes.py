@@ -76,13 +76,26 @@ _STAMP_START = re.compile(
     r"<\d{1,3}>\[|\[\s*\d{1,10}\.\d{3,9}\]|(?<![\w.])\d{1,10}\.\d{6,9}\]"
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
     r"|\[\S{1,10}\s+\S{1,10}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s+\d{4}\]"
-    r"|(?<!\S)\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s"
+    # After a space, or the `file:` that `grep -r` over rotated logs puts first
+    # (`/var/log/messages-20150510:May  9 23:40:38 host kernel: ...`).
+    r"|(?<![^\s:])\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s"
 )
 # A line break lost in a paste: a run of spaces, then a stamp that starts a line of its own.
 _JOINED = re.compile(
     r"\s{2,}(?=\[\s*\d{1,10}\.\d{6}\]|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
     r"|\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s\S+ kernel:)"
 )
+# Two messages on one line with no space between: a syslog daemon (or a copy) lost a newline, and
+# the second message's own prefix follows the first message's last character
+# (`... kernel: Mem-Info:Nov 14 13:12:12 gpu-3 kernel: Out of memory: ...`). Split only where the
+# line begins with a prefix of that shape too.
+_GLUED_SYSLOG = re.compile(r"(?<=\S)(?=[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s:]+ kernel: )")
+_GLUED_ISO = re.compile(r"(?<=\S)(?=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\S* [^\s:]+ kernel: )")
+# A later uptime stamp: found by its `[` (a literal the engine scans for fast), then checked to
+# stand right after a character of the message (not a space: that is another shape).
+_LATER_UPTIME = re.compile(r"\[ *\d{1,10}\.\d{6}\] ")
+_PRIORITY_BEFORE = re.compile(r"<\d{1,3}>$")
+_STARTS_UPTIME = re.compile(r"(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\] ")
 # Decorations glued to pasted lines: e-mail quoting, Markdown emphasis and code marks, and the
 # backslashes Markdown escapes need.
 _QUOTED = re.compile(r"(?:[ \t]{0,3}>)+[ \t]?")
@@ -91,6 +104,21 @@ _MARKS = "*`"
 _MARKDOWN_EDGE = re.compile(r"^\s*(?:\*\*|`+)|(?:\*\*|`+)\s*$")
 _MD_ESCAPE = re.compile(r"\\([\[\]_*#<>`()|-])")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
+# What may follow a clock and still be its stamp: a fraction, a zone, a year (`13:12:12.5 CET 2026`).
+_CLOCK_TAIL = re.compile(r"(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|[A-Z]{2,5}))?(?:\s\d{4})?(?![\w:])")
+# A word that may be part of the date before a clock: digits and separators, or a month or
+# weekday name (`Sat`, `Nov`, `14,`, `2026-11-14`, `14.11.2026`). A host `gpu07` is none.
+_DATE_WORD = re.compile(r"[\d/.,-]{1,10}|[^\W\d_]{2,9}[.,]?")
+# Characters a copy adds that nobody sees: zero-width spaces and joiners, direction marks, a
+# byte-order mark; a no-break space stands for a space.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None) | {0xA0: " "}
+# Terminal sequences a paste kept before its lines (`dmesg --color=always`, a pager's output), and
+# the colours within a line that begins with one. An escape inside a message of an uncoloured
+# line is the message's own (a process name may hold one): kept, and shown escaped.
+_ANSI_LEAD = re.compile(r"(?:\x1b\[[0-9;?]*[ -/]*[@-~])+")
+_ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+# A list bullet before each line of a paste (`* [ 123.4] Out of memory: ...`, `• ...`).
+_BULLET = re.compile(r"\s{0,3}[*•·]\s?(?=\S)(?!\*)")
 # Zone names dateutil does not know on its own (it knows UTC, GMT and the local zone's).
 _ZONE_NAMES = {
     name: timezone(timedelta(hours=hours), name)
@@ -124,6 +152,13 @@ _DMESG_T = re.compile(r"\[(\S+)\s+(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\
 _ISO = re.compile(r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s")
 _UNIX = re.compile(r"(\d{9,11}\.\d{3,9})\s")
 _SYSLOG = re.compile(r"(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})(\.\d+)?\s")
+# A bare time of day, as write-ups quote lines: `13:12:12  dashboard-servi invoked oom-killer`.
+# It has no date and no zone: a clock reading (records.Stamp.clock), never a wall time.
+_CLOCK_ONLY = re.compile(
+    r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d):(?P<s>[0-5]\d)(?P<f>[.,]\d{1,9})?(?:\s+(?=\S)|\s*$)"
+)
+# A clock that goes back by more than this is the next day's (a paste that runs past midnight).
+_NEXT_DAY_S = 12 * 3600.0
 # What follows a syslog or journalctl stamp: "host kernel: msg", "host <kern.warning> kernel:msg",
 # "kernel: msg", "host tag[pid]: msg", "tag[pid]: msg" or (tag-less) "host: msg"; syslog
 # templates and OpenWrt add a severity or facility word: "host INFO kernel:", "kern.warn kernel:".
@@ -166,6 +201,8 @@ class LineSplitter:
     _boot: int = 0
     _last_uptime: float | None = None
     _boot_ids: dict[str, int] = field(default_factory=dict)
+    _last_clock: float | None = None
+    """The last bare time of day read (seconds since its source's first midnight)."""
     _decoration: str = ""
     """A prefix seen before a known stamp or message (a console's name, `svc_1  | `): cut off
     the lines that follow too, so the report lines behind it are read."""
@@ -186,10 +223,12 @@ class LineSplitter:
             dict(self._boot_ids),
             self._decoration,
             verbose,
+            self._last_clock,
         )
 
     def rollback(self, state: tuple[object, ...]) -> None:
-        self._previous, self._boot, self._last_uptime, boot_ids, self._decoration, verbose = state  # type: ignore[assignment]
+        self._previous, self._boot, self._last_uptime, boot_ids, self._decoration, verbose, clock = state  # type: ignore[assignment]
+        self._last_clock = clock  # type: ignore[assignment]
         self._boot_ids = dict(boot_ids)  # type: ignore[call-overload]
         self._verbose = dict(verbose) if verbose is not None else None  # type: ignore[call-overload]
 
@@ -204,6 +243,9 @@ class LineSplitter:
             from_verbose = self._split_verbose(line, line_no)
             if from_verbose is not None:
                 return from_verbose
+        glued = _glued(line)
+        if glued is not None:
+            return [r for piece in glued for r in self.split(piece, line_no)]
         if len(line) > 160 and "  " in line:
             pieces = _JOINED.split(line)
             if len(pieces) > 1:
@@ -272,6 +314,10 @@ class LineSplitter:
         return split
 
     def _undecorate(self, line: str) -> str:
+        if not line.isascii():
+            line = line.translate(_INVISIBLE)
+        if line[:1] == "\x1b" and (lead := _ANSI_LEAD.match(line)):
+            line = _ANSI_COLOUR.sub("", line[lead.end() :])
         if self._decoration and line.startswith(self._decoration):
             line = line[len(self._decoration) :]
         if ">" in line[:4]:
@@ -284,6 +330,8 @@ class LineSplitter:
         if line.lstrip()[:1] in _MARKS or line[-1:] in _MARKS:
             # `**[ 123.4] Out of memory: ...**`, a code span, a fence: Markdown, never log text.
             line = _MARKDOWN_EDGE.sub("", line)
+        if line.lstrip()[:1] in "*•·":
+            line = _BULLET.sub("", line, count=1) if _BULLET.match(line) else line
         return line
 
     def _learn(self, prefix: str) -> None:
@@ -294,7 +342,12 @@ class LineSplitter:
     def _stamp_in(self, head: str) -> Stamp:
         """A stamp in a prefix no grammar read: an uptime, or a date-time dateutil reads."""
         uptime_match = _UPTIME.search(head) or _UPTIME_NO_BRACKET.search(head)
-        wall = _fuzzy_time(head, self.zone) if _CLOCK.search(head) else None
+        words = _stamp_words(head) if _CLOCK.search(head) else ""
+        if not uptime_match and (clock := _CLOCK_ONLY.fullmatch(words)) is not None:
+            # `node-1 | 13:12:12 | msg`: a time of day, no date; dateutil would make it today.
+            stamp = self._clock_stamp(clock)
+            return self._remember(Stamp(None, None, head.strip(), stamp.boot, stamp.clock))
+        wall = _fuzzy_time(words, self.zone) if words else None
         uptime = float(uptime_match.group(1)) if uptime_match else None
         if wall is None and uptime is None:
             return NO_STAMP
@@ -375,8 +428,13 @@ class LineSplitter:
                     return human
             if wall is None:
                 match = _BRACKETED.match(rest)
+                if match and (clock := _CLOCK_ONLY.fullmatch(match.group(1).strip())) is not None:
+                    # `[13:12:12]`: a time of day, no date.
+                    stamp = self._clock_stamp(clock)
+                    message, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
+                    return _Split(stamp, ident, host, pid, message, True)
                 if match:
-                    wall = _fuzzy_time(match.group(1), self.zone)
+                    wall = _fuzzy_time(_stamp_words(match.group(1)), self.zone)
                     if wall is not None:
                         raw = match.group(1)
                         rest, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
@@ -402,6 +460,8 @@ class LineSplitter:
                 if wall is not None:
                     raw = match.group(0).strip()
                     rest, ident, host, pid = self._after_date(rest[match.end() :], tagless_is_host=False)
+            elif (match := _CLOCK_ONLY.match(rest)) is not None:
+                return self._clock_only(rest, match)
         if wall is None and head.isalpha():
             match = _LOGCAT_BRIEF.match(rest)
             if match:
@@ -466,6 +526,25 @@ class LineSplitter:
             rest, ident, host, pid = _syslog_rest(rest, tagless_is_host=False)
         stamp = Stamp(None, uptime, raw, self._boot_for(uptime))
         return _Split(self._remember(stamp), ident, host, pid, rest, True)
+
+    def _clock_only(self, rest: str, match: re.Match[str]) -> _Split:
+        """A bare time of day: a stamp with a clock reading and no date (none is invented). A
+        line of nothing but the stamp (a write-up split stamp and message) stamps the next."""
+        message, ident, host, pid = _syslog_rest(rest[match.end() :], tagless_is_host=False)
+        return _Split(self._clock_stamp(match), ident, host, pid, message, True)
+
+    def _clock_stamp(self, match: re.Match[str]) -> Stamp:
+        """The stamp of a time of day (groups h, m, s, f): seconds since the source's first
+        midnight, a day later each time the clock goes back by more than half a day."""
+        seconds = int(match["h"]) * 3600 + int(match["m"]) * 60 + int(match["s"])
+        reading = seconds + (float(match["f"].replace(",", ".")) if match["f"] else 0.0)
+        if self._last_clock is not None:
+            days = self._last_clock // 86400
+            reading += days * 86400
+            if reading < self._last_clock - _NEXT_DAY_S:
+                reading += 86400
+        self._last_clock = reading
+        return self._remember(Stamp(None, None, match.group(0).strip(), self._boot, reading))
 
     def _remember(self, stamp: Stamp) -> Stamp:
         self._previous = stamp
@@ -582,6 +661,42 @@ class LineSplitter:
         return Record(self.source, line_no, raw, message, stamp, fields.ident, fields.host, separate=True)
 
 
+def _glued(line: str) -> list[str] | None:
+    """The messages of a line that holds two or more, each with its own prefix, or None."""
+    first = line[:1]
+    if first.isalpha() and line.count(" kernel: ") > 1 and _SYSLOG.match(line):
+        pattern = _GLUED_SYSLOG
+    elif first.isdigit() and line.count(" kernel: ") > 1 and _ISO.match(line):
+        pattern = _GLUED_ISO
+    elif first in "[<" and line.find("[", 12) > 0 and (stamp := _STARTS_UPTIME.match(line)) is not None:
+        return _split_at_uptimes(line, stamp.end())
+    else:
+        return None
+    pieces = pattern.split(line)
+    return pieces if len(pieces) > 1 else None
+
+
+def _split_at_uptimes(line: str, start: int) -> list[str] | None:
+    """A dmesg line split where another `[ 1234.567890] ` stamp follows a message's last
+    character with no space between (`...order=0[ 5864.708440] Out of memory: ...`)."""
+    pieces = []
+    begin = 0
+    at = line.find("[", start)
+    while at > 0:
+        if _LATER_UPTIME.match(line, at):
+            cut = at
+            if line[at - 1] == ">" and (priority := _PRIORITY_BEFORE.search(line, begin, at)) is not None:
+                cut = priority.start()  # `...order=0<4>[ 5864.708440] ...`
+            if cut > begin and line[cut - 1] not in " \t":
+                pieces.append(line[begin:cut])
+                begin = cut
+        at = line.find("[", at + 1)
+    if not pieces:
+        return None
+    pieces.append(line[begin:])
+    return pieces
+
+
 def _microseconds(value: object) -> int | None:
     """A journal stamp field: ASCII digits that fit 64 bits (not "¹²³", not 400 digits)."""
     if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
@@ -674,6 +789,24 @@ def _in_zone(wall: datetime, zone: tzinfo) -> datetime:
     naive = wall.replace(tzinfo=None)
     offset = naive.replace(tzinfo=zone).utcoffset() or timedelta(0)
     return naive.replace(tzinfo=timezone(offset))
+
+
+def _stamp_words(head: str) -> str:
+    """The date-time in a prefix and nothing around it, for dateutil, which reads any word it
+    can: a host `gpu07` as the year 2007, `gpu-07` as a zone seven hours off. The clock, what
+    may follow it (fraction, zone, year), and the date words just before it."""
+    clock = _CLOCK.search(head)
+    if clock is None:
+        return head
+    tail = _CLOCK_TAIL.match(head, clock.end())
+    end = tail.end() if tail else clock.end()
+    words = head[: clock.start()].split()
+    date: list[str] = []
+    for word in reversed(words[-4:]):
+        if not _DATE_WORD.fullmatch(word):
+            break
+        date.insert(0, word)
+    return " ".join([*date, head[clock.start() : end]])
 
 
 def _fuzzy_time(text: str, zone: tzinfo) -> datetime | None:

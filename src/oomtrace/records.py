@@ -18,6 +18,9 @@ class Stamp:
     """The stamp exactly as printed ("" when the line had none)."""
     boot: int = 0
     """Boot segment within its source: uptime going backwards starts a new one."""
+    clock: float | None = None
+    """Seconds since the first midnight of its source, from a bare `13:12:12` stamp (a time with
+    no date, as write-ups quote lines): comparable within its source only, and never a date."""
 
 
 NO_STAMP = Stamp(None, None, "")

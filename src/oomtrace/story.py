@@ -13,7 +13,7 @@ from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
 from oomtrace.services import USERSPACE_KILLERS
 from oomtrace.sources.serverlog import ServerLogFacts
-from oomtrace.units import duration, kib
+from oomtrace.units import duration, kib, time_of_day
 
 # The kernel keeps 15 characters of a process name (TASK_COMM_LEN 16, with the NUL).
 COMM_LEN = 15
@@ -222,6 +222,8 @@ def _short(moment: Moment) -> str:
         return moment.time.strftime("%H:%M:%S")
     if moment.uptime_s is not None:
         return f"{moment.uptime_s:.0f}s"
+    if moment.clock_s is not None:
+        return time_of_day(moment.clock_s)
     return "?"
 
 

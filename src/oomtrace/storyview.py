@@ -27,7 +27,7 @@ from oomtrace.incidents import moment_gap
 from oomtrace.model import Analysis, Episode, KernelWarning
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, killed_by, lead_words, scope_words, victim_name
-from oomtrace.units import clock, clock_time, kib, relative, time_of_day
+from oomtrace.units import clock, clock_time, kib, relative, timeline_clock
 from oomtrace.verdict import Verdict
 
 
@@ -313,7 +313,8 @@ def _unquoted(episode: Episode) -> int:
 def _what(episode: Episode, why: Explanation) -> str:
     if episode.killer != "kernel" or episode.victim is None:
         return f" was killed by {killed_by(episode)}"
-    what = f" was killed by the kernel OOM killer: {constraint_words(episode.constraint)}"
+    constraint = constraint_words(episode.constraint, episode.constraint_from)
+    what = f" was killed by the kernel OOM killer: {constraint}"
     if episode.constraint == "memcg" and episode.memcg:
         what += f" ({episode.memcg}{', ' + why.memcg_owner if why.memcg_owner else ''})"
     return what
@@ -325,8 +326,10 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
     assert victim is not None
     said = [f"It happened at {clock(episode.moment)}."]
     if episode.trigger is not None:
-        # A sentence starts with a capital and a word, never with a process's own lower-case name.
-        said.append(f"The killer was invoked by {episode.trigger.comm}, asking for {why.request}.")
+        # A sentence starts with a capital and a word, never with a process's own lower-case
+        # name; a header cut after the name (a write-up's quote) says who, not how much.
+        asking = f", asking for {why.request}" if why.request else ""
+        said.append(f"The killer was invoked by {episode.trigger.comm}{asking}.")
     held = f"It held {kib(victim.anon_rss_kb)} anon-rss"
     if victim.total_vm_kb is not None:
         held += f" of {kib(victim.total_vm_kb)} total-vm"
@@ -400,7 +403,8 @@ def _kernel_facts(story: Story, why: Explanation) -> tuple[Fact, ...]:
     trigger = episode.trigger
     if trigger is not None:
         pid = f" (pid {trigger.pid})" if trigger.pid is not None else ""
-        facts.append(Fact("invoked-by", "Invoked by", f"{trigger.comm}{pid}, asking for {why.request}"))
+        asking = f", asking for {why.request}" if why.request else ""
+        facts.append(Fact("invoked-by", "Invoked by", f"{trigger.comm}{pid}{asking}"))
         if why.call_path:
             facts.append(Fact("call-path", "Allocating in", why.call_path))
     else:
@@ -489,12 +493,18 @@ def _collateral_words(story: Story) -> str:
             parts.append(f"{other.victim.comm} (pid {other.victim.pid}, {gap})")
         else:
             parts.append(f"{victim_name(other)} ({gap})")
-    return ", ".join(parts) or "no other process in this incident"
+    if parts:
+        return ", ".join(parts)
+    # A partial report (a quote in a write-up, a cut paste) says nothing of the rest of the log.
+    return "no other kill in the input" if story.episode.missing else "no other process in this incident"
 
 
 def _first_warning(story: Story) -> str:
     warning = story.earliest_warning
     if warning is None:
+        moment = story.episode.moment
+        if moment.time is None and moment.uptime_s is None and moment.clock_s is None:
+            return "none in the input (the kill has no time, so nothing can be placed before it)"
         return "none in the kernel log before the kill"
     repeat = f", {warning.count} times" if warning.count > 1 else ""
     return f"{_summary(warning)} ({lead_words(story)}{repeat}){_which_kill(story)}"
@@ -528,7 +538,7 @@ def _holders(why: Explanation) -> Grid | None:
 def _timeline(story: Story) -> Grid:
     rows = []
     for entry in story.timeline:
-        rows.append((relative(entry.offset_s), time_of_day(entry.moment), entry.kind, entry.short))
+        rows.append((relative(entry.offset_s), timeline_clock(entry.moment), entry.kind, entry.short))
     return Grid(("T", "time", "kind", "event"), "rlll", tuple(rows))
 
 

@@ -67,12 +67,24 @@ def clock(moment: Moment | None) -> str:
         return clock_time(moment.time)
     if moment.uptime_s is not None:
         return f"uptime {moment.uptime_s:.3f}s"
+    if moment.clock_s is not None:
+        return f"{time_of_day(moment.clock_s)} (date unknown)"
     return "time unknown"
 
 
-def time_of_day(moment: Moment) -> str:
-    """13:08:59 for a timeline row, or the whole clock() where the wall time is not known."""
-    return moment.time.strftime("%H:%M:%S") if moment.time else clock(moment)
+def time_of_day(clock_s: float) -> str:
+    """`HH:MM:SS` of a clock reading with no date (model.Moment.clock_s)."""
+    seconds = int(clock_s) % 86400
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def timeline_clock(moment: Moment) -> str:
+    """13:08:59 for a timeline row: the wall time's, a dateless stamp's, else the whole clock()."""
+    if moment.time is not None:
+        return moment.time.strftime("%H:%M:%S")
+    if moment.clock_s is not None:
+        return time_of_day(moment.clock_s)
+    return clock(moment)
 
 
 def iso_time(time: datetime | None) -> str | None:
