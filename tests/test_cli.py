@@ -516,3 +516,30 @@ def test_unattended_commands_never_read_an_open_pipe(tmp_path: Path, command: st
 def test_watch_has_no_stdin_input() -> None:
     helped = run("watch", "--help")
     assert helped.exit_code == 0 and "--kernel-log" not in helped.stdout and " -k" not in helped.stdout
+@pytest.mark.parametrize("width", [50, 60, 72, 80, 100, 132])
+def test_list_never_folds_a_name_over_two_lines(width: int) -> None:
+    log = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+    runner = CliRunner()
+    result = runner.invoke(cli, ["list", "-k", str(log)], env={"COLUMNS": str(width), "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    if lines[0].startswith("#1"):
+        return  # too narrow for a table: one field a line, never a cut name either
+    rows = lines[2:6]
+    # One line a kill, and nothing between them: no name continued on a line of its own.
+    assert [row.split()[0] for row in rows] == ["1", "2", "3", "4"] and lines[6].startswith("Read ")
+    names = {"ds4-server", "pipewire", "dbus-daemon", "kactivitymanage"}
+    for row in rows:
+        victim = row.split()[3]
+        assert victim in names or (victim.endswith("…") and any(n.startswith(victim[:-1]) for n in names))
+    if width >= 80:
+        assert {row.split()[3] for row in rows} == names  # at 80 columns every comm is whole
+
+
+def test_top_level_help_gives_each_command_its_whole_first_sentence() -> None:
+    result = CliRunner().invoke(cli, ["--help"], env={"COLUMNS": "80"})
+    commands = result.output.split("Commands:")[1].split("Examples:")[0]
+    assert "..." not in commands
+    assert "Why NAME (a process name or pid) died: when, who killed it, why it, what warned first." in " ".join(
+        commands.split()
+    )

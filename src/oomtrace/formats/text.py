@@ -40,16 +40,20 @@ class TextFormat(Format):
         columns = list(view.columns)
         names = [name for name, _ in columns]
         rows = [[row.cells[name] for name in names] for row in view.rows]
-        # Numbers and times are never cut: they keep their width; names wrap, the trigger goes
+        # Numbers and times are never cut: they keep their width; names are cut short, the trigger goes
         # when the row cannot hold it, and a terminal too narrow for any table gets one line a kill.
         widths = [max([len(name), *(len(r[i]) for r in rows)]) for i, name in enumerate(names)]
         # A column takes its width, its right padding and the rule between columns.
         fixed = sum(w + 2 for name, w in zip(names, widths, strict=True) if name not in _NAME_COLUMNS)
         hosted = names.index("host") if "host" in names else None
         host_w = min(widths[hosted], 12) + 2 if hosted is not None else 0
-        trigger_w = min(widths[-1], 16)
-        victim_w = self.console.width - fixed - host_w - trigger_w - 2
-        if victim_w < _MIN_NAME or hosted is not None:
+        room = self.console.width - fixed - host_w - 2
+        # The victim's name is what a reader scans for: it keeps its width (a comm is at most 15
+        # characters) before the trigger gets any; the trigger takes what is left, or goes.
+        wanted = min(widths[names.index("victim")], _VICTIM_W)
+        trigger_w = min(widths[-1], 16, room - wanted)
+        victim_w = room - trigger_w
+        if trigger_w < _MIN_NAME or hosted is not None:
             columns, rows, names = columns[:-1], [r[:-1] for r in rows], names[:-1]
             victim_w = self.console.width - fixed - host_w - 2
         if victim_w < _MIN_NAME:
@@ -59,7 +63,10 @@ class TextFormat(Format):
         for (name, justify), width in zip(columns, widths, strict=False):
             if name in _NAME_COLUMNS:
                 limit = {"victim": victim_w, "trigger": trigger_w, "host": host_w - 2}[name]
-                table.add_column(name, justify=justify, overflow="fold", width=min(width, limit))  # type: ignore[arg-type]
+                # A name is cut with "…", never folded over two lines: JSON and `why` keep it whole.
+                table.add_column(
+                    name, justify=justify, overflow="ellipsis", no_wrap=True, width=min(width, limit)  # type: ignore[arg-type]
+                )
             else:
                 table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]
         victim_at = names.index("victim")
@@ -306,3 +313,5 @@ def _grid() -> Table:
 _NAME_COLUMNS = ("victim", "trigger", "host")
 # The narrowest a name column may be before the layout gives it up.
 _MIN_NAME = 6
+# A victim column this wide shows every comm whole (the kernel keeps 15 characters).
+_VICTIM_W = 15
