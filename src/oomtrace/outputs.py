@@ -38,7 +38,9 @@ def write_text(path: str, write: Callable[[IO[str]], None], option: str = "-o") 
     direct, target, existing = _place(path, option)
     try:
         if direct:
-            with open(target, "w", encoding="utf-8") as stream:
+            # Appending: nothing to a device or FIFO, and `-o /dev/stdout >> saved` keeps saved's
+            # lines as `>>` asked (truncating would drop them).
+            with open(target, "a", encoding="utf-8") as stream:
                 write(stream)
             return
         _replace(target, existing, lambda fd: _write_text_fd(fd, write))
@@ -53,7 +55,7 @@ def write_bytes(path: str, data: bytes, option: str) -> None:
     direct, target, existing = _place(path, option)
     try:
         if direct:
-            with open(target, "wb") as stream:
+            with open(target, "ab") as stream:  # appending, as write_text says why
                 stream.write(data)
             return
         _replace(target, existing, lambda fd: _write_bytes_fd(fd, data))
