@@ -40,3 +40,30 @@ def test_fuzz_the_line_pipeline(tmp_path) -> None:  # type: ignore[no-untyped-de
         timeout=SECONDS + 120,
     )
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("atheris") is None, reason="atheris is not installed (x86_64 wheels only)"
+)
+def test_fuzz_the_option_values(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Seeded with issue 26's inputs (fuzz/seeds/options/): each an answer or a one-line error."""
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    for seed in (ROOT / "fuzz" / "seeds" / "options").iterdir():
+        (seeds / seed.name).write_bytes(seed.read_bytes())  # libFuzzer adds its finds to the folder
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "fuzz" / "fuzz_options.py"),
+            f"-max_total_time={max(SECONDS // 2, 5)}",
+            "-rss_limit_mb=2048",
+            "-max_len=512",
+            str(seeds),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        timeout=SECONDS + 120,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
