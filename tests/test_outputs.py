@@ -273,3 +273,11 @@ def test_an_unreadable_fast_min_bytes_is_a_one_line_error(monkeypatch: pytest.Mo
     _one_line_error(result.stderr, "OOMTRACE_FAST_MIN_BYTES='abc' is not a number of bytes")
     monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")  # every file scanned in chunks: same kill
     assert "llama-server" in run("list", "-k", str(LOG)).stdout
+
+
+def test_check_refuses_a_cursor_file_that_is_its_log(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    result = run("check", "--cursor-file", str(log), "-k", str(log))
+    assert result.exit_code == 2  # node-problem-detector's "unknown", its reason on stdout
+    assert result.stdout.startswith(f"unknown: --cursor-file {str(log)[:40]}")  # cut to NPD's line
+    assert log.read_bytes() == LOG.read_bytes()

@@ -103,8 +103,9 @@ class _Group(click.Group):
   oomtrace watch --record /var/lib/oomtrace/record.jsonl   # warn before the next kill, tell it as it comes
   oomtrace list --by-host -D /var/log/journal/remote        # a fleet's journal-remote store
 
-Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error or
-unreadable input, 3 standard input was empty, 130 interrupted, 141 the reader of the output left.""",
+Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error, unreadable
+input or an output that cannot be written, 3 standard input was empty, 130 interrupted, 141 the
+reader of the output left.""",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.version_option(__version__, "--version", "-V", prog_name="oomtrace")
@@ -679,10 +680,12 @@ def check_command(cursor_file: str, **options: Any) -> None:
     from oomtrace import check
 
     try:
+        settings = _settings(read_piped=False, **options)
+        outputs.refuse_overlaps({"--cursor-file": cursor_file}, _read_paths(settings))
         saved = check.read(cursor_file)
         # All of the input, not only what is stamped after the last kill said: a kill stamped
         # earlier (a clock set back) or not at all (uptime-only dmesg) is news too.
-        analysis, _ = _analysis(_settings(read_piped=False, **options))
+        analysis, _ = _analysis(settings)
         kills = check.new_kills(analysis, saved)
         check.save(cursor_file, analysis, saved)
     except (OomtraceError, ValueError, OSError) as error:
