@@ -33,7 +33,7 @@ HELP = (
 _OPEN_FILE = re.compile(r"^/(?:dev/(?:fd/\d+|std(?:out|err))|proc/(?:self|\d+)/fd/\d+)$")
 
 
-def write_text(path: str, write: Callable[[IO[str]], None], option: str = "-o") -> None:
+def write_text(path: str, write: Callable[[IO[str]], object], option: str = "-o") -> None:
     """Hand `write` a text stream that ends up at `path` by the rules above."""
     direct, target, existing = _place(path, option)
     try:
@@ -51,18 +51,8 @@ def write_text(path: str, write: Callable[[IO[str]], None], option: str = "-o") 
 
 
 def write_bytes(path: str, data: bytes, option: str) -> None:
-    """`data` at `path` by the rules above (the Prometheus textfile)."""
-    direct, target, existing = _place(path, option)
-    try:
-        if direct:
-            with open(target, "ab") as stream:  # appending, as write_text says why
-                stream.write(data)
-            return
-        _replace(target, existing, lambda fd: _write_bytes_fd(fd, data))
-    except BrokenPipeError:
-        raise  # a FIFO's or /dev/stdout's reader left: quietly, as `| head` is
-    except OSError as error:
-        raise _failure(path, option, error) from None
+    """UTF-8 `data` (the Prometheus textfile) at `path` by the rules above."""
+    write_text(path, lambda stream: stream.write(data.decode("utf-8")), option)
 
 
 def open_append(path: str, option: str) -> int:
@@ -157,14 +147,9 @@ def _replace(target: str, existing: os.stat_result | None, write: Callable[[int]
             os.unlink(temporary)
 
 
-def _write_text_fd(fd: int, write: Callable[[IO[str]], None]) -> None:
+def _write_text_fd(fd: int, write: Callable[[IO[str]], object]) -> None:
     with open(fd, "w", encoding="utf-8") as stream:
         write(stream)
-
-
-def _write_bytes_fd(fd: int, data: bytes) -> None:
-    with open(fd, "wb") as stream:
-        stream.write(data)
 
 
 def _failure(path: str, option: str, error: OSError) -> OutputError:
