@@ -10,7 +10,6 @@ import os
 import select
 import stat
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from oomtrace import __version__, jsonshapes
+from oomtrace import __version__, jsonshapes, outputs
 from oomtrace.analyze import analyze
 from oomtrace.errors import EmptyInputError, ExitCode, NotFoundError, OomtraceError, UsageError
 from oomtrace.formats import FORMATS, format_class
@@ -115,8 +114,9 @@ class _Group(click.Group):
   oomtrace watch --record /var/lib/oomtrace/record.jsonl   # warn before the next kill, tell it as it comes
   oomtrace list --by-host -D /var/log/journal/remote        # a fleet's journal-remote store
 
-Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error or
-unreadable input, 3 standard input was empty, 130 interrupted, 141 the reader of the output left.""",
+Exit codes: 0 done, 1 `why` found nothing that explains the death, 2 usage error, unreadable
+input or an output that cannot be written, 3 standard input was empty, 130 interrupted, 141 the
+reader of the output left.""",
 )
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @click.version_option(__version__, "--version", "-V", prog_name="oomtrace")
@@ -255,7 +255,12 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="Report format.",
         ),
-        click.option("--output", "-o", metavar="FILE", help="Write the report here instead of stdout."),
+        click.option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the report here instead of stdout. " + outputs.HELP + " An input is refused.",
+        ),
         click.option("--since", metavar="TIME", help="Only kills at or after TIME. " + TIME_HELP),
         click.option("--until", metavar="TIME", help="Only kills at or before TIME."),
         click.option(
@@ -334,7 +339,7 @@ def _settings(
             "--boot needs a journal",
             hint="pass --journal-dir or --journal-file, or run where the system journal is",
         )
-    return _Settings(
+    settings = _Settings(
         kernel_logs,
         zone,
         booted,
@@ -350,6 +355,18 @@ def _settings(
         _json_shape(jsonl_fields, host_label),
         implied,
     )
+    # Before anything is read: `list -k x.log -o x.log` would replace the log with its report.
+    outputs.refuse_overlaps({"-o": output}, _read_paths(settings))
+    return settings
+
+
+def _read_paths(settings: _Settings) -> dict[str, tuple[str, ...]]:
+    """The files this run reads, by the option that named them."""
+    return {
+        "-k": settings.kernel_logs,
+        "--journal-file": settings.journal.files if settings.journal else (),
+        "--record": settings.records,
+    }
 
 
 def _json_shape(spec: str | None, host_label: str | None) -> Shape | None:
@@ -437,36 +454,7 @@ def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
     if not settings.output:
         _draw(sys.stdout, settings, draw)
         return
-    try:
-        _write_file(settings.output, lambda stream: _draw(stream, settings, draw))
-    except OSError as error:
-        raise UsageError(f"cannot write {settings.output}: {error.strerror or error}") from None
-
-
-def _write_file(path: str, write: Callable[[IO[str]], None]) -> None:
-    """Written beside the target and renamed over it when complete: a full disk or an error
-    part-way leaves the old file (or none), never half a report."""
-    target = os.path.abspath(path)
-    if os.path.exists(target) and not os.path.isfile(target):
-        # A pipe or a device (`-o /dev/stderr`): written to directly, never replaced.
-        with open(target, "w", encoding="utf-8") as stream:
-            write(stream)
-        return
-    fd, temporary = tempfile.mkstemp(prefix=".oomtrace-", dir=os.path.dirname(target))
-    try:
-        with open(fd, "w", encoding="utf-8") as stream:
-            write(stream)
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, target)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    outputs.write_text(settings.output, lambda stream: _draw(stream, settings, draw), "-o")
 
 
 def _draw(stream: IO[str], settings: _Settings, draw: Callable[[Format], None]) -> None:
@@ -594,6 +582,7 @@ def why_command(
 ) -> None:
     """Why NAME (a process name or pid) died: when, who killed it, why it, what warned first."""
     settings = _settings(**options)
+    outputs.refuse_overlaps({"-o": settings.output}, {"--server-log": server_logs})
     analysis, _ = _analysis(settings)
     logs = [read_server_log(path, settings.zone, settings.year) for path in server_logs]
     if server_log_end is not None:
@@ -648,7 +637,8 @@ def report_command(**options: Any) -> None:
 @cli.command(
     "export",
     epilog=f"""Writes the file atomically (a temporary file renamed over it), so node_exporter's
-textfile collector never reads half of it. Run it from a timer, or let `watch --prom-textfile`
+textfile collector never reads half of it; a symlink is followed (its target replaced, the link
+kept); a device or FIFO is written directly. Run it from a timer, or let `watch --prom-textfile`
 keep it current.
 
 Examples:
@@ -670,11 +660,9 @@ def export_command(prom_textfile: str, **options: Any) -> None:
     from oomtrace.metrics import from_analysis  # prometheus-client: only this command needs it
 
     settings = _settings(read_piped=False, **options)
+    outputs.refuse_overlaps({"--prom-textfile": prom_textfile}, _read_paths(settings))
     analysis, _ = _analysis(settings)
-    try:
-        from_analysis(analysis).write(prom_textfile)
-    except OSError as error:
-        raise UsageError(f"cannot write {prom_textfile}: {error.strerror or error}") from None
+    from_analysis(analysis).write(prom_textfile)
 
 
 @cli.command(
@@ -703,10 +691,12 @@ def check_command(cursor_file: str, **options: Any) -> None:
     from oomtrace import check
 
     try:
+        settings = _settings(read_piped=False, **options)
+        outputs.refuse_overlaps({"--cursor-file": cursor_file}, _read_paths(settings))
         saved = check.read(cursor_file)
         # All of the input, not only what is stamped after the last kill said: a kill stamped
         # earlier (a clock set back) or not at all (uptime-only dmesg) is news too.
-        analysis, _ = _analysis(_settings(read_piped=False, **options))
+        analysis, _ = _analysis(settings)
         kills = check.new_kills(analysis, saved)
         check.save(cursor_file, analysis, saved)
     except (OomtraceError, ValueError, OSError) as error:
@@ -821,9 +811,14 @@ def main() -> None:
         # PYTHONIOENCODING=ascii, LANG=C: a name the terminal cannot show is written as \x escapes.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
+    outputs.guard_standard_streams()
     try:
         code = cli.main(prog_name="oomtrace", standalone_mode=False)
         sys.stdout.flush()
+    except OomtraceError as error:
+        # The last of the report, flushed after the command: standard output full or closed.
+        click.echo(f"oomtrace: error: {inert(str(error))}", err=True)
+        code = int(error.exit_code)
     except click.ClickException as error:
         error.show()
         code = error.exit_code

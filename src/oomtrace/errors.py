@@ -47,3 +47,8 @@ class NotFoundError(OomtraceError):
     """`why` found no record of the process in the input."""
 
     exit_code = ExitCode.NOT_FOUND
+
+
+class OutputError(OomtraceError):
+    """The report or a file could not be written: a full disk, a closed standard output, a
+    device that refuses it."""

@@ -12,8 +12,10 @@ and a container by its id, never by name or namespace: join on kube_pod_info's `
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics, write_to_textfile
+from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics, generate_latest
+from prometheus_client.openmetrics.exposition import ALLOWUTF8
 
+from oomtrace import outputs
 from oomtrace.explain import container_of
 from oomtrace.model import Analysis, Episode
 
@@ -62,8 +64,9 @@ class Metrics:
         self.warnings.labels(kind).inc(count)
 
     def write(self, path: str) -> None:
-        """Atomically (write_to_textfile writes a temp file and renames it)."""
-        write_to_textfile(path, self.registry)
+        """As write_to_textfile renders it; written by outputs' rules (atomically over a regular
+        file, directly to a device or FIFO), which write_to_textfile's rename over the path is not."""
+        outputs.write_bytes(path, generate_latest(self.registry, ALLOWUTF8), "--prom-textfile")
 
 
 def kill_labels(episode: Episode) -> tuple[str, ...]:

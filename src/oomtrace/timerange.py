@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from oomtrace.errors import UsageError
 
@@ -38,8 +38,24 @@ _EPOCH = re.compile(r"^@(\d{1,12}(?:\.\d+)?)$")
 _ABSOLUTE = re.compile(r"\d{1,2}:\d{2}|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|[^\W\d]{3,}")
 
 
+# The times a log can hold, with room for the day of margin ranges are read with: 0001-01-01
+# would overflow datetime's arithmetic, and no kernel stamps a time before the epoch.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, tzinfo=UTC)
+
+
 def parse_when(value: str, zone: tzinfo, now: datetime | None = None) -> datetime:
     """A moment from --since/--until text; raises UsageError with the forms understood."""
+    moment = _parse(value, zone, now)
+    if not EARLIEST <= moment <= LATEST:
+        raise UsageError(
+            f"the time {value!r} is not one a log can hold",
+            hint=f"use a time from {EARLIEST:%Y-%m-%d} to {LATEST:%Y-%m-%d}",
+        )
+    return moment
+
+
+def _parse(value: str, zone: tzinfo, now: datetime | None) -> datetime:
     now = now or datetime.now(zone)
     word = value.strip().lower()
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)

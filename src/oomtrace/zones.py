@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from oomtrace.errors import UsageError
@@ -52,4 +52,10 @@ def named_zone(name: str) -> tzinfo:
         raise unknown from None
     if zone is None:
         raise unknown
+    try:
+        # A POSIX rule such as X99 reads, then fails on every stamp: offsets are under a day.
+        for month in (1, 7):
+            datetime(2026, month, 1, tzinfo=zone).utcoffset()
+    except ValueError:
+        raise unknown from None
     return zone

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from oomtrace.errors import InputError
+from oomtrace.errors import InputError, UsageError
 from oomtrace.jsonshapes import Shape
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
@@ -256,6 +256,8 @@ def open_bytes(path: str, what: str = "kernel log") -> LogBytes:
 
 def _open_binary(path: str) -> io.BufferedReader:
     if path == "-":
+        if sys.stdin is None:  # `<&-`: Python has no standard input to give
+            raise InputError("cannot read -k -: standard input is closed", hint="pipe the log in, or name it")
         # peek() needs a BufferedReader; CliRunner and pipes may hand over other streams.
         stream = sys.stdin.buffer
         return stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
@@ -317,12 +319,25 @@ FAST_MIN_BYTES = 64 * 1024 * 1024
 COMPRESSION_GUESS = 8
 
 
+def _fast_min_bytes() -> int:
+    given = os.environ.get("OOMTRACE_FAST_MIN_BYTES")
+    if given is None:
+        return FAST_MIN_BYTES
+    try:
+        return int(given)
+    except ValueError:
+        raise UsageError(
+            f"OOMTRACE_FAST_MIN_BYTES={given!r} is not a number of bytes",
+            hint="unset it, or give a whole number such as 67108864",
+        ) from None
+
+
 def _big_file(path: str) -> str | None:
     """Is the file worth the chunk scan (big, with the scanning libraries installed)? Then
     "plain" or "compressed"; None to read it line by line."""
     if path == "-":
         return None
-    minimum = int(os.environ.get("OOMTRACE_FAST_MIN_BYTES", FAST_MIN_BYTES))
+    minimum = _fast_min_bytes()
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):

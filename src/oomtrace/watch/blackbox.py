@@ -7,6 +7,7 @@ import json
 import os
 from typing import Any
 
+from oomtrace import outputs
 from oomtrace.errors import InputError
 from oomtrace.watch.notice import SCHEMA, Notice
 
@@ -17,10 +18,7 @@ class Record:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
-        except OSError as error:
-            raise InputError(f"cannot open --record {path}: {error.strerror}") from None
+        self._fd = outputs.open_append(path, "--record")
         # A watcher killed mid-write leaves a cut last line: start on a fresh one.
         if os.fstat(self._fd).st_size and not _ends_with_newline(path):
             os.write(self._fd, b"\n")

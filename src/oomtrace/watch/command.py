@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from oomtrace import outputs
 from oomtrace.errors import InputError, UsageError
 from oomtrace.sanitize import inert
 from oomtrace.sources.journal import JournalQuery, system_journal_present
@@ -100,14 +101,14 @@ Examples:
     metavar="FILE",
     help="Append every warning, kill and (while a warning is active) each second's sample to FILE "
     "as JSON lines, fsync'd: a black box that survives a machine that wedges. `why` and `list` "
-    "read it with --record FILE.",
+    "read it with --record FILE. A symlink is followed; a device is refused.",
 )
 @click.option(
     "--prom-textfile",
     "prom_textfile",
     metavar="PATH",
     help="Keep Prometheus metrics here for node_exporter's textfile collector (kills told and "
-    "warnings said since the watcher started), rewritten atomically at each.",
+    "warnings said since the watcher started), rewritten at each. " + outputs.HELP,
 )
 @click.option(
     "--format",
@@ -132,6 +133,8 @@ def watch_command(**options: Any) -> None:
     """Follow the kernel log live: warn before an OOM kill, tell its story the second it happens."""
     from oomtrace.cli import _Unpadded
 
+    written = {name: options[key] for name, key in _WRITTEN.items()}
+    outputs.refuse_overlaps(written, {"--journal-file": options["journal_files"]})
     zone: tzinfo = named_zone(options["zone_name"]) if options["zone_name"] else local_zone()
     thresholds = parse_warn(options["warn_spec"])
     cgroups = []
@@ -164,6 +167,10 @@ def watch_command(**options: Any) -> None:
         lambda line: errors.print(f"oomtrace: {inert(line)}", style="dim", markup=False),
         options["duration"],
     )
+
+
+# The files the watcher writes, by option: none may be another, nor a journal file it reads.
+_WRITTEN = {"--record": "record_file", "--prom-textfile": "prom_textfile", "--cursor-file": "cursor_file"}
 
 
 def _follower(options: dict[str, Any], zone: tzinfo) -> Follower:

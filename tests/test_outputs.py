@@ -1,0 +1,283 @@
+"""What oomtrace writes, and what it must never destroy: devices, FIFOs, symlinks, its own inputs
+(issue 26), and the one-line errors for an output that cannot be written."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, run
+
+LOG = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
+FULL, NULL = os.makedev(1, 7), os.makedev(1, 3)
+
+
+def _node(tmp_path: Path, name: str, device: int, kind: int = stat.S_IFCHR) -> Path:
+    """A device node in tmp_path (never the real /dev ones)."""
+    path = tmp_path / name
+    os.mknod(path, kind | 0o666, device)
+    return path
+
+
+def _log(tmp_path: Path) -> Path:
+    copy = tmp_path / "x.log"
+    copy.write_bytes(LOG.read_bytes())
+    return copy
+
+
+def _one_line_error(stderr: str, words: str) -> None:
+    assert stderr.startswith("oomtrace: error: ") and stderr.count("\n") == 1, stderr
+    assert words in stderr and "internal error" not in stderr and "Traceback" not in stderr
+
+
+def _oomtrace(*args: str, shell: str = "", stdin: int | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed entry point in a real process; `shell` redirections (`>&-`) are applied
+    by /bin/sh before it starts."""
+    command = [sys.executable, "-m", "oomtrace", *args]
+    return subprocess.run(
+        ["/bin/sh", "-c", f'"$@" {shell}', "sh", *command],
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=stdin,
+        env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1"},
+        timeout=60,
+    )
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("command", [("export", "--prom-textfile"), ("list", "-o")])
+def test_a_full_device_stays_a_device_and_the_error_is_one_line(tmp_path: Path, command: tuple[str, str]) -> None:
+    full = _node(tmp_path, "full", FULL)
+    result = run(command[0], "-k", str(_log(tmp_path)), command[1], str(full))
+    assert result.exit_code == 2
+    _one_line_error(result.stderr, "No space left on device")
+    info = os.lstat(full)
+    assert stat.S_ISCHR(info.st_mode) and info.st_rdev == FULL
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "x.log"]  # no temporary left
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("command", [("export", "--prom-textfile"), ("list", "-o"), ("why", "llama-server", "-o")])
+def test_a_null_device_is_written_not_replaced(tmp_path: Path, command: tuple[str, ...]) -> None:
+    null = _node(tmp_path, "null", NULL)
+    result = run(*command[:-1], "-k", str(_log(tmp_path)), command[-1], str(null))
+    assert result.exit_code == 0, result.output
+    info = os.lstat(null)
+    assert stat.S_ISCHR(info.st_mode) and info.st_rdev == NULL
+
+
+@ROOT_ONLY
+def test_a_block_device_is_refused_before_it_is_opened(tmp_path: Path) -> None:
+    # Major 60 is for local/experimental use: no driver, so even a wrong open could write nothing.
+    disk = _node(tmp_path, "disk", os.makedev(60, 0), stat.S_IFBLK)
+    for option in ("-o", "--prom-textfile"):
+        result = run("export" if option != "-o" else "list", "-k", str(_log(tmp_path)), option, str(disk))
+        assert result.exit_code == 2
+        _one_line_error(result.stderr, "it is a block device")
+        assert stat.S_ISBLK(os.lstat(disk).st_mode)
+
+
+@pytest.mark.parametrize("command", [("export", "--prom-textfile"), ("list", "-o")])
+def test_a_fifo_is_written_to_its_reader(tmp_path: Path, command: tuple[str, str]) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = run(command[0], "-k", str(_log(tmp_path)), command[1], str(fifo))
+    assert result.exit_code == 0, result.output
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # not renamed over by a regular file
+    reader.join(timeout=30)
+    assert got, "nothing reached the FIFO's reader"
+    expected = b"oomtrace_oom_kills_total" if command[0] == "export" else b"llama-server"
+    assert expected in got[0]
+
+
+@pytest.mark.parametrize("command", [("export", "--prom-textfile"), ("list", "-o")])
+def test_a_symlink_is_followed_and_its_target_replaced_whole(tmp_path: Path, command: tuple[str, str]) -> None:
+    target = tmp_path / "target"
+    target.write_text("the previous output\n")
+    target.chmod(0o600)
+    before = os.stat(target).st_ino
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    result = run(command[0], "-k", str(_log(tmp_path)), command[1], str(link))
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert "previous" not in target.read_text() and "llama-server" in target.read_text()
+    # Replaced by a rename (a new inode), not rewritten in place; the old mode kept.
+    assert os.stat(target).st_ino != before and stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "target", "x.log"]
+
+
+def test_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "new.txt")
+    result = run("list", "-k", str(_log(tmp_path)), "-o", str(link))
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and "llama-server" in (tmp_path / "new.txt").read_text()
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    result = run("list", "-k", str(_log(tmp_path)), "-o", str(tmp_path))
+    assert result.exit_code == 2
+    _one_line_error(result.stderr, "it is a directory")
+
+
+def _same_file_cases(tmp_path: Path, log: Path) -> list[tuple[str, ...]]:
+    link = tmp_path / "link.log"
+    link.symlink_to(log)
+    hard = tmp_path / "hard.log"
+    os.link(log, hard)
+    return [
+        ("list", "-k", str(log), "-o", str(log)),
+        ("list", "-k", str(link), "-o", str(log)),
+        ("report", "-k", str(log), "-o", str(hard)),
+        ("why", "llama-server", "-k", str(log), "-o", str(link)),
+        ("why", "llama-server", "-k", str(LOG), "--server-log", str(log), "-o", str(log)),
+        ("list", "-k", str(LOG), "--record", str(log), "-o", str(log)),
+        ("export", "-k", str(log), "--prom-textfile", str(log)),
+        ("export", "-k", str(LOG), "--record", str(hard), "--prom-textfile", str(link)),
+    ]
+
+
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    for args in _same_file_cases(tmp_path, log):
+        result = run(*args)
+        assert result.exit_code == 2, args
+        _one_line_error(result.stderr, "writing it would destroy it")
+        assert log.read_bytes() == LOG.read_bytes(), args
+
+
+def test_an_output_that_is_standard_input_is_refused(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    with open(log) as stdin:
+        done = _oomtrace("list", "-k", "-", "-o", str(log), stdin=stdin.fileno())
+    assert done.returncode == 2
+    _one_line_error(done.stderr, "-o " + str(log) + " is also -k -")
+    assert log.read_bytes() == LOG.read_bytes()
+
+
+def test_watch_outputs_may_not_be_one_file(tmp_path: Path) -> None:
+    same = str(tmp_path / "state")
+    for options in (("--record", same, "--prom-textfile", same), ("--record", same, "--cursor-file", same)):
+        result = run("watch", "--source", "kmsg", "--duration", "0", *options)
+        assert result.exit_code == 2
+        _one_line_error(result.stderr, "writing it would destroy it")
+    assert not os.path.lexists(same)
+
+
+def _kmsg_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "mknod and /dev/kmsg need root"
+    try:
+        os.close(os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as error:
+        return f"cannot read /dev/kmsg: {error.strerror}"
+    return None
+
+
+@pytest.mark.skipif(_kmsg_reason() is not None, reason=str(_kmsg_reason()))
+def test_watch_on_a_full_device_says_so_at_start(tmp_path: Path) -> None:
+    full = _node(tmp_path, "full", FULL)
+    record = _oomtrace("watch", "--source", "kmsg", "--duration", "5", "--record", str(full))
+    assert record.returncode == 2
+    _one_line_error(record.stderr, "--record " + str(full) + " is a character device")
+    metrics = _oomtrace("watch", "--source", "kmsg", "--duration", "5", "--prom-textfile", str(full))
+    assert metrics.returncode == 2
+    assert "cannot write --prom-textfile" in metrics.stderr and "No space left on device" in metrics.stderr
+    assert "Traceback" not in metrics.stderr and "internal error" not in metrics.stderr
+    assert stat.S_ISCHR(os.lstat(full).st_mode) and os.lstat(full).st_rdev == FULL
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("command", [("list",), ("why", "llama-server"), ("report", "--format", "json")])
+def test_standard_output_on_a_full_device_is_a_one_line_error(tmp_path: Path, command: tuple[str, ...]) -> None:
+    full = _node(tmp_path, "full", FULL)
+    done = _oomtrace(*command, "-k", str(LOG), shell=f"> {full}")
+    assert done.returncode == 2
+    _one_line_error(done.stderr, "cannot write the report to standard output: No space left on device")
+
+
+def test_a_closed_standard_output_is_a_one_line_error_not_nothing_found(tmp_path: Path) -> None:
+    done = _oomtrace("list", "-k", str(LOG), shell=">&-")
+    assert done.returncode == 2  # never 1, which means "nothing explains the death"
+    _one_line_error(done.stderr, "standard output is closed")
+    # With -o the report never needed standard output.
+    saved = tmp_path / "list.txt"
+    done = _oomtrace("list", "-k", str(LOG), "-o", str(saved), shell=">&-")
+    assert done.returncode == 0 and done.stderr == "" and "llama-server" in saved.read_text()
+
+
+def test_a_closed_standard_input_is_a_one_line_error() -> None:
+    done = _oomtrace("list", "-k", "-", shell="<&-")
+    assert done.returncode == 2
+    _one_line_error(done.stderr, "cannot read -k -: standard input is closed")
+
+
+# /dev/fd/1, not /dev/stdout: where a broken build renamed over the name, /dev/fd (a link to
+# /proc/self/fd) cannot take a new file, while the real /dev/stdout would be replaced.
+STDOUT = "/dev/fd/1"
+
+
+def test_a_reader_that_leaves_is_still_quiet(tmp_path: Path) -> None:
+    for options in ((), ("-o", STDOUT)):
+        done = _oomtrace("list", "-k", str(LOG), *options, shell="| head -c 1 >/dev/null; exit 0")
+        assert done.stderr == "", options
+
+
+def test_dev_fd_1_writes_through_to_the_file_the_shell_opened(tmp_path: Path) -> None:
+    saved = tmp_path / "saved.txt"
+    saved.write_text("kept\n")
+    before = os.stat(saved).st_ino
+    done = _oomtrace("list", "-k", str(LOG), "-o", STDOUT, shell=f">> {saved}")
+    assert done.returncode == 0, done.stderr
+    assert os.stat(saved).st_ino == before
+    assert saved.read_text().startswith("kept\n") and "llama-server" in saved.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--since", "0001-01-01"), "the time '0001-01-01' is not one a log can hold"),
+        (("--until", "9999-12-31T23:59:59+00:00"), "is not one a log can hold"),
+        (("--since", "0001-01-01 00:00", "--until", "now"), "use a time from 1970-01-01 to 9999-12-30"),
+        # Found by fuzz/fuzz_options.py: a POSIX rule read, then failing on every stamp.
+        (("--tz", "X99"), "unknown time zone 'X99'"),
+    ],
+)
+def test_times_no_log_can_hold_are_one_line_errors(args: tuple[str, ...], words: str) -> None:
+    result = run("list", "-k", str(LOG), *args)
+    assert result.exit_code == 2
+    _one_line_error(result.stderr, words)
+
+
+def test_the_first_and_last_times_allowed_still_work() -> None:
+    result = run("list", "-k", str(LOG), "--since", "1970-01-01", "--until", "9999-12-30")
+    assert result.exit_code == 0 and "llama-server" in result.stdout
+
+
+def test_an_unreadable_fast_min_bytes_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "abc")
+    result = run("list", "-k", str(LOG))
+    assert result.exit_code == 2
+    _one_line_error(result.stderr, "OOMTRACE_FAST_MIN_BYTES='abc' is not a number of bytes")
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0")  # every file scanned in chunks: same kill
+    assert "llama-server" in run("list", "-k", str(LOG)).stdout
+
+
+def test_check_refuses_a_cursor_file_that_is_its_log(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    result = run("check", "--cursor-file", str(log), "-k", str(log))
+    assert result.exit_code == 2  # node-problem-detector's "unknown", its reason on stdout
+    assert result.stdout.startswith(f"unknown: --cursor-file {str(log)[:40]}")  # cut to NPD's line
+    assert log.read_bytes() == LOG.read_bytes()
