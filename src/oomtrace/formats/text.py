@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, OverflowMethod
 from rich.panel import Panel
 from rich.table import Table
@@ -42,7 +43,8 @@ class TextFormat(Format):
         rows = [[row.cells[name] for name in names] for row in view.rows]
         # Numbers and times are never cut: they keep their width; names are cut short, the trigger goes
         # when the row cannot hold it, and a terminal too narrow for any table gets one line a kill.
-        widths = [max([len(name), *(len(r[i]) for r in rows)]) for i, name in enumerate(names)]
+        # Cells, not characters: a name in CJK takes two columns a character.
+        widths = [max([len(name), *(cell_len(inert(r[i])) for r in rows)]) for i, name in enumerate(names)]
         # A column takes its width, its right padding and the rule between columns.
         fixed = sum(w + 2 for name, w in zip(names, widths, strict=True) if name not in _NAME_COLUMNS)
         hosted = names.index("host") if "host" in names else None
