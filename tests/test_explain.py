@@ -13,7 +13,7 @@ from oomtrace.badness import rank
 from oomtrace.explain import adj_origin, cgroup_owner, explain_episode, memory_picture, outside_rss_note
 from oomtrace.model import Episode, Frame, Trigger
 from oomtrace.sources.textfile import KernelLogFile
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, run
 from tests.reshaped import memcg_report
 
 
@@ -173,3 +173,11 @@ def test_failcnt_is_said_as_the_cgroups_count_since_it_was_made_and_its_change(t
     # A count lower than the report before: the cgroup was made anew, never a negative change.
     (note,) = [n for n in memory_picture(first, second).notes if "failcnt" in n]  # type: ignore[union-attr]
     assert "so the cgroup was made anew" in note and "-11" not in note
+
+
+def test_a_table_of_one_task_says_the_only_one() -> None:
+    """Counts agree with their noun: "the only killable task", never "the 1 killable tasks"."""
+    # The real cgroup v1 kill: its tasks table holds the victim alone.
+    text = " ".join(run("why", "oomprobe-hog", "-k", str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log")).stdout.split())
+    assert "the only killable task in the report" in text
+    assert "the 1 killable" not in text and "of 1 killable" not in text

@@ -332,7 +332,12 @@ def victim_reason(episode: Episode, ranking: Ranking | None) -> str | None:
     count = len(ranking.candidates)
     page_kb = episode.page_size_kb
     if ranking.victim_rank == 1:
-        parts = [f"highest badness of the {count} killable tasks in the report"]
+        # Counts agree with their noun: one candidate is "the only", never "the 1 ... tasks".
+        parts = [
+            "the only killable task in the report"
+            if count == 1
+            else f"highest badness of the {count} killable tasks in the report"
+        ]
     else:
         parts = [f"ranked {ranking.victim_rank} of {count} killable tasks by badness"]
     top = ranking.top_without_adj
