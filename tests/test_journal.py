@@ -334,3 +334,32 @@ def test_why_reads_a_units_own_log_only_around_its_kill(tmp_path: Path) -> None:
     # 500 of three days before nor the restart two hours later.
     assert log["lines"] == 3
     assert log["ending"] == "silent"
+
+
+def _noise_store(folder: Path, hosts: dict[str, int]) -> dict[str, list[Entry]]:
+    """One file per host (as journal-remote's --split-mode=host keeps them), each host's kernel
+    chatter every ten minutes from T0, `hosts[name]` lines of it: no OOM line anywhere."""
+    folder.mkdir()
+    written = {}
+    for index, (host, count) in enumerate(hosts.items()):
+        boot = f"{index + 1:032x}"
+        entries = [
+            Entry(T0 + timedelta(minutes=10 * n, seconds=index), host, boot, f"usb 1-{n}: new device")
+            for n in range(count)
+        ]
+        write_journal(folder / f"remote-{host}.journal", entries, {boot: T0 - timedelta(hours=1)})
+        written[host] = entries
+    return written
+
+
+def test_the_span_of_a_multi_file_directory_ends_at_its_last_entry(tmp_path: Path) -> None:
+    """The last entry of the store is chatter (no OOM line): the span still ends there, with
+    either reader (libsystemd's reader once stepped back one entry too far)."""
+    written = _noise_store(tmp_path / "store", {"a": 5, "b": 8, "c": 11})
+    last = max(e.time for entries in written.values() for e in entries)
+    source = list_json("-D", str(tmp_path / "store"))["source"]
+    assert (source["first"]["time"], source["last"]["time"]) == (T0.isoformat(), last.isoformat())
+    assert source["records"] == 24
+    until = list_json("-D", str(tmp_path / "store"), "--until", "2026-11-14 14:45")["source"]
+    # c's 14:40:02 is the last entry at or before 14:45.
+    assert until["last"]["time"] == (T0 + timedelta(minutes=80, seconds=2)).isoformat()

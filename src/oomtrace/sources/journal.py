@@ -190,8 +190,10 @@ class JournalReaderSource(_JournalSource):
         taken = 0
         damaged = [0]
         # _next/_get read one field without decoding the entry: most kernel entries are noise.
+        past_until = False
         while reader._next():
             if until_us is not None and reader._get_realtime() > until_us:
+                past_until = True
                 break
             number += 1
             if not number & 0xFFFF:
@@ -200,8 +202,13 @@ class JournalReaderSource(_JournalSource):
                 taken = number
                 yield from journal_records(_entry(reader, damaged), self.name, number, boot_ids, self.zone)
         if number and taken != number:
-            # The last entry too, so the span the report states is the journal's whole span.
-            reader._previous()
+            # The last entry too, so the span the report states is the journal's whole span. At
+            # the end, libsystemd stays on the last entry and a step back would go one too far.
+            if past_until:
+                reader._previous()
+            else:
+                reader.seek_tail()
+                reader._previous()
             yield from journal_records(_entry(reader, damaged), self.name, number, boot_ids, self.zone)
         self.lines_read = number
         reader.close()
