@@ -23,6 +23,7 @@ from oomtrace.model import (
     Elided,
     Episode,
     Frame,
+    HostSpan,
     KernelWarning,
     MemcgCounter,
     Moment,
@@ -218,6 +219,8 @@ class EpisodeBuilder:
         self._unparsed: list[Unparsed] = []
         self._unparsed_count = 0
         self._hosts: dict[str, None] = {}
+        self._host_spans: dict[str, tuple[datetime, datetime]] = {}
+        """Each host's first and last wall time: a host with no kill still has a span to show."""
         self._crashes: FirstAndLast[tuple[ev.ProcessCrash, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._unit_records: FirstAndLast[tuple[ev.UnitRecord, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._last_kill: dict[str | None, int] = {}
@@ -239,6 +242,19 @@ class EpisodeBuilder:
     def set_problem(self, source: str, problem: str) -> None:
         """Why a source was not read to its end: the summary says so."""
         self._sources.setdefault(source, _new_source_info("file"))["problem"] = problem
+
+    def set_host_spans(self, spans: Mapping[str, tuple[datetime, datetime]]) -> None:
+        """The span of each host as its source knows it (a journal reader that fed only the
+        records that matter seeks each host's first and last entry)."""
+        for host, (first, last) in spans.items():
+            self._hosts.setdefault(host, None)
+            self._widen(host, first, last)
+
+    def _widen(self, host: str, first: datetime, last: datetime) -> None:
+        known = self._host_spans.get(host)
+        if known is not None:
+            first, last = min(first, known[0]), max(last, known[1])
+        self._host_spans[host] = (first, last)
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
         self._seq += 1
@@ -454,6 +470,8 @@ class EpisodeBuilder:
         if info["first"] is None:
             info["first"] = (record, self._seq)
         info["last"] = (record, self._seq)
+        if record.host is not None and stamp.wall is not None:
+            self._widen(record.host, stamp.wall, stamp.wall)
 
     def _note_unparsed(self, record: Record) -> None:
         self._unparsed_count += 1
@@ -548,6 +566,7 @@ class EpisodeBuilder:
             unparsed=tuple(self._unparsed),
             unparsed_count=self._unparsed_count,
             hosts=tuple(self._hosts),
+            host_spans=tuple(HostSpan(h, *self._host_spans.get(h, (None, None))) for h in self._hosts),
             crashes=tuple(
                 Crash(e.comm, e.pid, e.text, self._resolve(self._moment(e.record, seq)))
                 for e, seq in self._crashes

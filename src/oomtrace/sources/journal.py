@@ -6,6 +6,7 @@ Read through systemd-python when it is installed (the `journal` extra), else thr
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -211,9 +212,41 @@ class JournalReaderSource(_JournalSource):
                 reader._previous()
             yield from journal_records(_entry(reader, damaged), self.name, number, boot_ids, self.zone)
         self.lines_read = number
+        self.host_spans = _host_spans_python(reader, self.query, boot_id, self.zone)
         reader.close()
         if damaged[0]:
             self.add_problem(f"{damaged[0]:,} entries with a damaged field were read without it")
+
+
+def _host_spans_python(
+    reader: Any, query: JournalQuery, boot_id: str | None, zone: tzinfo
+) -> dict[str, tuple[datetime, datetime]]:
+    """Each host's first and last entry among those read: one seek to each end per host (the
+    read itself decoded only the entries the prefilter wanted, so it saw few of each host's)."""
+    hosts = [query.host] if query.host else sorted(str(h) for h in reader.query_unique("_HOSTNAME"))
+    until_us = int(query.until.timestamp() * 1_000_000) if query.until is not None else None
+    spans = {}
+    for host in hosts:
+        reader.flush_matches()
+        _add_matches(reader, dataclasses.replace(query, host=host), boot_id)
+        if query.since is not None:
+            reader.seek_realtime(query.since)
+        else:
+            reader.seek_head()
+        if not reader._next() or (until_us is not None and reader._get_realtime() > until_us):
+            continue
+        first = reader._get_realtime()
+        if until_us is not None:
+            reader.seek_realtime(until_us + 1)  # the last entry at or before --until
+        else:
+            reader.seek_tail()
+        reader._previous()
+        spans[host] = (_wall(first, zone), _wall(reader._get_realtime(), zone))
+    return spans
+
+
+def _wall(realtime_us: int, zone: tzinfo) -> datetime:
+    return datetime.fromtimestamp(realtime_us / 1_000_000, zone)
 
 
 def _field(reader: Any, name: str) -> str:
@@ -352,13 +385,8 @@ class JournalctlSource(_JournalSource):
     def records(self) -> Iterator[Record]:
         fields = ",".join(_OUTPUT_FIELDS)
         command = [*_journalctl(self.query), "-o", "json", f"--output-fields={fields}", "--no-pager"]
-        command += _matches_argv(self.query.host)
-        if self.query.boot and self.query.host and self.query.boot.lstrip("-").isdigit():
-            # `-b -1` counts the boots of every host in the store: resolve it among this host's.
-            command += ["-b", _resolve_boot(self.query, list_boots_journalctl(self.query))]
-        elif self.query.boot:
-            command += ["-b", self.query.boot]
-        command += _range_argv(self.query.since, self.query.until)
+        boot = self._boot_argv()
+        command += _matches_argv(self.query.host) + boot + _range_argv(self.query.since, self.query.until)
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
         )
@@ -394,6 +422,8 @@ class JournalctlSource(_JournalSource):
         code = process.wait()
         if code != 0 and number == 0:
             _journalctl_failed(self.query, error)
+        if number:
+            self.host_spans = self._host_spans(boot)
         # A damaged entry ("Invalid field.") ends journalctl's output: what followed is lost.
         # A cut file it ignores is said already (file_problems).
         for complaint in error.splitlines():
@@ -401,6 +431,47 @@ class JournalctlSource(_JournalSource):
                 self.add_problem(
                     f"journalctl: {complaint.strip()} (after entry {number:,}; what followed is lost)"
                 )
+
+
+    def _boot_argv(self) -> list[str]:
+        if self.query.boot and self.query.host and self.query.boot.lstrip("-").isdigit():
+            # `-b -1` counts the boots of every host in the store: resolve it among this host's.
+            return ["-b", _resolve_boot(self.query, list_boots_journalctl(self.query))]
+        return ["-b", self.query.boot] if self.query.boot else []
+
+    def _host_spans(self, boot: list[str]) -> dict[str, tuple[datetime, datetime]]:
+        """Each host's first and last entry among those read: journalctl's first line each way."""
+        if self.query.host:
+            hosts = [self.query.host]
+        else:
+            listed = subprocess.run(
+                [*_journalctl(self.query), "-F", "_HOSTNAME"],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                check=False,
+            )
+            hosts = sorted(h for h in listed.stdout.splitlines() if h)
+        spans = {}
+        for host in hosts:
+            command = [*_journalctl(self.query), "-o", "json", "--output-fields=__REALTIME_TIMESTAMP"]
+            command += _matches_argv(host) + boot + _range_argv(self.query.since, self.query.until)
+            first, last = _first_entry(command), _first_entry([*command, "--reverse"])
+            if first is not None and last is not None:
+                spans[host] = (first.astimezone(self.zone), last.astimezone(self.zone))
+        return spans
+
+
+def _first_entry(command: list[str]) -> datetime | None:
+    """The time of the first entry journalctl prints; it is stopped there."""
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace"
+    ) as process:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        process.kill()
+    entry = load_object(line) if line.startswith("{") else None
+    return _realtime(entry)
 
 
 _KERNEL_FIELD = '"_TRANSPORT":"kernel"'
