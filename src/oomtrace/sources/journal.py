@@ -170,8 +170,7 @@ class _JournalSource(Source):
 
     def _widen(self, host: str, realtime_us: int) -> None:
         wall = _wall(realtime_us, self.zone)
-        known = self._spans.get(host)
-        self._spans[host] = (min(wall, known[0]), max(wall, known[1])) if known else (wall, wall)
+        self._merge_spans({host: (wall, wall)})
 
     def _said_cut(self, file: JournalFile, last_us: int | None) -> None:
         if not file.cut:
@@ -243,11 +242,11 @@ class JournalReaderSource(_JournalSource):
                 if apart is not None:
                     host = _field(reader, "_HOSTNAME")
                     boot = _field(reader, "_BOOT_ID") if apart else ""
-                    if not self._selected(
-                        transport, _field(reader, "SYSLOG_IDENTIFIER"), host, boot, apart or None
-                    ):
+                    identifier = _field(reader, "SYSLOG_IDENTIFIER")
+                    if not self._selected(transport, identifier, host, boot, apart or None):
                         continue
                     self._widen(host, realtime)
+                    transport = "kernel" if _is_kernel(transport, identifier) else transport
                 number += 1
                 last_us = realtime
                 if not number & 0xFFFF:
@@ -262,10 +261,10 @@ class JournalReaderSource(_JournalSource):
         except OSError:
             pass  # a mended copy's last entries may point past the cut: read up to there
         self._number = number
-        if number > start and taken != number:
+        if number > start and taken != number and (apart is None or pending is not None):
             # The last entry too, so the span the report states is the journal's whole span. At
             # the end, libsystemd stays on the last entry and a step back would go one too far.
-            if apart is not None:
+            if pending is not None:
                 reader.seek_cursor(pending)
                 reader._next()
             elif past_until:
