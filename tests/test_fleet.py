@@ -375,3 +375,15 @@ def test_loki_without_labels_is_still_loki(tmp_path: Path) -> None:
     (episode,) = document["episodes"]
     assert episode["victim"]["pid"] == 1966928 and episode["time"].startswith("2026-11-14T13:12:12")
     assert not document["source"]["problems"]
+
+
+def test_files_that_share_a_host_are_read_together() -> None:
+    """A store is read a host's files at a time; files that share a host (one file of two hosts,
+    a rotated one of either) stay in one merged read, so no host's entries come in two reads."""
+    from oomtrace.sources.journalfiles import host_groups
+
+    hosts = {"a.journal": ["a", "b"], "c.journal": ["c"], "b@1.journal~": ["b"], "d.journal": ["d", "c"]}
+    assert host_groups(list(hosts), hosts.__getitem__) == [
+        ["a.journal", "b@1.journal~"],
+        ["c.journal", "d.journal"],
+    ]

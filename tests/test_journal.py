@@ -300,8 +300,12 @@ def test_damaged_and_cut_journal_files_are_read_as_far_as_they_go_and_said(
         assert len(document["episodes"]) == 5
         assert "entries with a damaged field were read without it" in problems
     else:
-        # journalctl stops at the damaged entry: said, with where.
-        assert "journalctl: Invalid field. (after entry" in problems
+        # journalctl stops at the damaged entry: said, with where (each host's files are one read).
+        assert (
+            "journalctl: Invalid field. (in damaged.journal, after 0 entries; what followed is lost)"
+            in problems
+        )
+        assert "cut.journal is cut short (" in problems and "no whole entry in it could be read" in problems
     text = run("list", "-D", str(folder), "--tz", "UTC")
     assert "cut.journal is cut short" in " ".join(text.stdout.split())
 
@@ -416,7 +420,10 @@ def test_a_file_with_a_damaged_kernel_index_is_read_on_its_own_and_named(
     whole = list_json("-D", str(fleet_store))
     document = list_json("-D", str(copy))
     assert _kills(document) == {(h, pid) for h, (_, pids) in FLEET.items() for pid in pids}
-    assert _comparable(document) == _comparable(whole)
+    # The same episodes; their entry numbers differ, as the damaged file is read last.
+    assert [{k: v for k, v in e.items() if k != "lines"} for e in _comparable(document)] == [
+        {k: v for k, v in e.items() if k != "lines"} for e in _comparable(whole)
+    ]
     span = [document["source"][end]["time"] for end in ("first", "last")]
     assert span == [whole["source"][end]["time"] for end in ("first", "last")]
     (problem,) = [p["problem"] for p in document["source"]["problems"]]

@@ -469,7 +469,12 @@ class EpisodeBuilder:
             )
         if info["first"] is None:
             info["first"] = (record, self._seq)
-        info["last"] = (record, self._seq)
+        elif record.separate and stamp.wall is not None and _earlier(stamp, info["first"]):
+            # Entries of a store read a host at a time (sources/journal.py) go back in time:
+            # the span is from the earliest to the latest.
+            info["first"] = (record, self._seq)
+        if not (record.separate and stamp.wall is not None and _earlier(stamp, info["last"])):
+            info["last"] = (record, self._seq)
         if record.host is not None and stamp.wall is not None:
             self._widen(record.host, stamp.wall, stamp.wall)
 
@@ -997,6 +1002,14 @@ class _Elision:
             kept_first=KEPT_FIRST,
             kept_last=KEPT_LAST,
         )
+
+
+def _earlier(stamp: Stamp, kept: object) -> bool:
+    """Whether a stamp is before the wall time of a kept (record, seq)."""
+    if not isinstance(kept, tuple):
+        return False
+    wall = kept[0].stamp.wall
+    return wall is not None and stamp.wall is not None and stamp.wall < wall
 
 
 def _new_source_info(kind: str) -> dict[str, object]:

@@ -28,7 +28,7 @@ from oomtrace.prefilter import Prefilter, holds_anchor
 from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record
 from oomtrace.sources.base import Source
-from oomtrace.sources.journalfiles import JournalFile, journal_paths, mended_copy, survey
+from oomtrace.sources.journalfiles import JournalFile, host_groups, journal_paths, mended_copy, survey
 from oomtrace.units import clock_time
 
 # Besides the kernel's records, these identifiers say why a process died.
@@ -144,12 +144,17 @@ class _JournalSource(Source):
     def _kernel_index_broken(self, path: str) -> bool:
         raise NotImplementedError
 
-    def _whole(self) -> JournalQuery | None:
-        """The merged read: the query as given when every file is sound, else its sound files."""
-        if not any(f.apart or f.skipped for f in self.files):
-            return self.query
-        sound = tuple(f.path for f in self.files if not (f.apart or f.skipped))
-        return dataclasses.replace(self.query, directory=None, files=sound) if sound else None
+    def _hosts_of(self, path: str) -> list[str]:
+        raise NotImplementedError
+
+    def _merged_reads(self) -> list[JournalQuery]:
+        """The merged reads: the query as given when its files are sound and share their hosts,
+        else one read per group of sound files that share a host (journalfiles.host_groups)."""
+        sound = [f.path for f in self.files if not (f.apart or f.skipped)]
+        groups = host_groups(sound, self._hosts_of) if len(sound) > 1 else [sound] if sound else []
+        if not self.files or (len(groups) == 1 and len(sound) == len(self.files)):
+            return [self.query]
+        return [dataclasses.replace(self.query, directory=None, files=tuple(group)) for group in groups]
 
     def _apart(self) -> Iterator[tuple[JournalFile, str | None]]:
         """Each file read on its own, and the path to read it at (a cut file's mended copy, None
@@ -199,8 +204,7 @@ class JournalReaderSource(_JournalSource):
         self._number = 0
         self._boot_ids: dict[str, int] = {}
         self._damaged = [0]
-        whole = self._whole()
-        if whole is not None:
+        for whole in self._merged_reads():
             reader = _open_reader(whole)
             _add_matches(reader, self.query, boot_id)
             yield from self._walk(reader, None)
@@ -251,7 +255,7 @@ class JournalReaderSource(_JournalSource):
                 last_us = realtime
                 if not number & 0xFFFF:
                     self._report(number)
-                if _wanted(prefilter, number, transport, _field(reader, "MESSAGE")):
+                if _wanted(prefilter, number - start, transport, _field(reader, "MESSAGE")):
                     taken = number
                     yield from journal_records(
                         _entry(reader, self._damaged), self.name, number, self._boot_ids, self.zone
@@ -279,6 +283,15 @@ class JournalReaderSource(_JournalSource):
 
     def _kernel_index_broken(self, path: str) -> bool:
         return _kernel_index_broken_python(path)
+
+    def _hosts_of(self, path: str) -> list[str]:
+        from systemd import journal
+
+        try:
+            with journal.Reader(files=[path]) as reader:
+                return [str(host) for host in reader.query_unique("_HOSTNAME")]
+        except OSError:
+            return []
 
 
 def _kernel_index_broken_python(path: str) -> bool:
@@ -382,7 +395,8 @@ def _entry(reader: Any, damaged: list[int] | None = None) -> dict[str, Any]:
 
 
 def _wanted(prefilter: Prefilter, number: int, transport: str, message: str) -> bool:
-    """The first entry, every userspace record (they are few), and kernel lines the prefilter keeps."""
+    """The first entry of a read (`number` counts within it), every userspace record (they are
+    few), and kernel lines the prefilter keeps."""
     if transport != "kernel":
         return True
     wanted = prefilter.wants(message)
@@ -483,13 +497,14 @@ class JournalctlSource(_JournalSource):
     def records(self) -> Iterator[Record]:
         self._number = 0
         self._boot_ids: dict[str, int] = {}
-        boot = self._boot_argv()
+        reads = self._merged_reads()
+        boot = self._boot_argv(len(reads) > 1)
         range_argv = _range_argv(self.query.since, self.query.until)
-        whole = self._whole()
-        if whole is not None:
+        for whole in reads:
             command = [*_journalctl(whole), *_JSON_ARGV, *_matches_argv(self.query.host), *boot, *range_argv]
+            before = self._number
             yield from self._run(command, whole, None)
-            if self._number:
+            if self._number > before:
                 self._merge_spans(self._host_spans(whole, boot))
         boot_id = None
         for file, path in self._apart():
@@ -539,13 +554,13 @@ class JournalctlSource(_JournalSource):
                 self._report(number)
             # An entry with no anchor anywhere in its JSON has none in its message either: skip
             # it before parsing, unless a report is open (then the prefilter must see it).
-            if kernel and number > 1 and not prefilter.in_region and not holds_anchor(line):
+            if kernel and number > start + 1 and not prefilter.in_region and not holds_anchor(line):
                 continue
             entry = load_object(line)
             if entry is None:
                 continue
             text = journal_message(entry.get("MESSAGE"))
-            if _wanted(prefilter, number, "kernel" if kernel else "", text):
+            if _wanted(prefilter, number - start, "kernel" if kernel else "", text):
                 taken = number
                 yield from journal_records(entry, self.name, number, self._boot_ids, self.zone)
         if number > start and taken != number:
@@ -555,20 +570,24 @@ class JournalctlSource(_JournalSource):
         self._number = number
         error = process.stderr.read()
         code = process.wait()
-        if code != 0 and number == start:
+        if code != 0 and number == start and query == self.query:
             _journalctl_failed(query, error)
         # A damaged entry ("Invalid field.") ends journalctl's output: what followed is lost.
-        # A file it ignores is said already (journalfiles.survey).
+        # A file it ignores is said already (journalfiles.survey). One read of several is named.
+        where = f"after entry {number:,}"
+        if query != self.query:
+            where = (
+                f"in {', '.join(os.path.basename(f) for f in query.files)}, after {number - start:,} entries"
+            )
         for complaint in error.splitlines():
             if complaint.strip() and "ignoring file" not in complaint:
-                self.add_problem(
-                    f"journalctl: {complaint.strip()} (after entry {number:,}; what followed is lost)"
-                )
+                self.add_problem(f"journalctl: {complaint.strip()} ({where}; what followed is lost)")
         return last_us
 
-    def _boot_argv(self) -> list[str]:
-        if self.query.boot and self.query.host and self.query.boot.lstrip("-").isdigit():
-            # `-b -1` counts the boots of every host in the store: resolve it among this host's.
+    def _boot_argv(self, in_parts: bool) -> list[str]:
+        if self.query.boot and (self.query.host or in_parts) and self.query.boot.lstrip("-").isdigit():
+            # `-b -1` counts the boots of every host in the store (or of the files in one read):
+            # resolve it among this host's, or the whole store's.
             return ["-b", _resolve_boot(self.query, list_boots_journalctl(self.query))]
         return ["-b", self.query.boot] if self.query.boot else []
 
@@ -593,6 +612,11 @@ class JournalctlSource(_JournalSource):
             if first is not None and last is not None:
                 spans[host] = (first.astimezone(self.zone), last.astimezone(self.zone))
         return spans
+
+    def _hosts_of(self, path: str) -> list[str]:
+        command = [*_journalctl(JournalQuery(files=(path,))), "-F", "_HOSTNAME"]
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+        return [host for host in done.stdout.splitlines() if host]
 
     def _kernel_index_broken(self, path: str) -> bool:
         """As _kernel_index_broken_python, with journalctl: the last kernel entry of a walk back
