@@ -17,7 +17,7 @@ import pytest
 
 from oomtrace.prefixes import LineSplitter
 from tests.conftest import FIXTURES, run
-from tests.journals import REMOTE, kernel_entries, write_journal
+from tests.journals import REMOTE, Entry, kernel_entries, write_journal
 
 pytestmark = pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
 
@@ -56,6 +56,82 @@ def test_list_by_host_gives_one_row_per_host(store: Path) -> None:
     assert "spark-02" in text and "ds4-server ×1" in text
     markdown = run("list", "--by-host", "-D", str(store), "--tz", "UTC", "-f", "markdown").stdout
     assert "| spark-01 | 1 | 1 |" in markdown
+
+
+NVRM = (
+    "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+    "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
+)
+QUIET_FROM = datetime(2026, 11, 19, 21, 0, 0, tzinfo=UTC)
+QUIET_TO = datetime(2026, 11, 19, 21, 46, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def fleet_with_a_quiet_host(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """spark-01 (seed 000's kill, five days before the rest ends), spark-02 (seed 002's kills)
+    and spark-03: read to within two minutes of spark-02's end, NVRM warnings, no kill."""
+    folder = tmp_path_factory.mktemp("quiet")
+    for host, case in (("spark-01", HOSTS["spark-01"]), ("spark-02", HOSTS["spark-02"])):
+        boot = secrets.token_hex(16)
+        entries = kernel_entries(FIXTURES / case / "kernel.log", host, boot)
+        write_journal(
+            folder / f"remote-{host}.journal", entries, {boot: entries[0].time - timedelta(hours=1)}
+        )
+    boot = secrets.token_hex(16)
+    quiet = [
+        Entry(QUIET_FROM + timedelta(minutes=n), "spark-03", boot, f"usb 1-{n}: new device")
+        for n in range(46)
+    ]
+    quiet += [Entry(QUIET_FROM + timedelta(minutes=20, seconds=n), "spark-03", boot, NVRM) for n in (1, 3, 5)]
+    quiet.append(Entry(QUIET_TO, "spark-03", boot, "usb 1-46: new device"))
+    write_journal(folder / "remote-spark-03.journal", quiet, {boot: QUIET_FROM - timedelta(hours=1)})
+    return folder
+
+
+@pytest.mark.parametrize("reader", ["python", "journalctl"])
+def test_a_quiet_host_gets_its_row_and_an_early_end_is_said(
+    fleet_with_a_quiet_host: Path, reader: str
+) -> None:
+    if reader == "python":
+        pytest.importorskip("systemd.journal", reason="systemd-python is not installed")
+    args = (
+        "list",
+        "--by-host",
+        "-D",
+        str(fleet_with_a_quiet_host),
+        "--tz",
+        "UTC",
+        "--journal-reader",
+        reader,
+    )
+    document = json.loads(run(*args, "-f", "json").stdout)
+    hosts = {h["host"]: h for h in document["hosts"]}
+    assert [h["host"] for h in document["hosts"]] == ["spark-02", "spark-01", "spark-03"]
+    quiet = hosts["spark-03"]
+    assert (quiet["kills"], quiet["incidents"], quiet["last_kill"], quiet["top_victim"]) == (0, 0, None, None)
+    assert (quiet["warnings"], quiet["warning_kinds"]) == (3, {"nvrm-no-memory": 3})
+    assert (quiet["first"], quiet["last"]) == (QUIET_FROM.isoformat(), QUIET_TO.isoformat())
+    # Each host's span is its own first and last entry, not only the lines of its reports.
+    assert (hosts["spark-01"]["first"], hosts["spark-01"]["last"]) == (
+        "2026-11-14T12:58:03+00:00",
+        "2026-11-14T13:14:02+00:00",
+    )
+    assert hosts["spark-02"]["last"] == "2026-11-19T21:47:35+00:00"
+    # Only spark-01 ends long before the others: spark-03 ends 95 s before spark-02, as a quiet
+    # host does, and is not said to have stopped.
+    assert [h for h, row in hosts.items() if row["log_ends_early"]] == ["spark-01"]
+    (note,) = document["notes"]
+    assert note.startswith("spark-01: its log ends at 2026-11-14 13:14:02+00:00, 5d08h before spark-02's")
+    text = run(*args).stdout
+    # 80 columns: a host a few lines, the quiet one without a last kill or a top victim.
+    quiet_block = "spark-03\n    kills 0\n    incidents 0\n    warnings 3\n    log from 11-19 21:00:00\n"
+    assert quiet_block + "    log to 11-19 21:46:00\nspark-01: its log ends" in text
+    words = " ".join(text.split())
+    assert "spark-01: its log ends at 2026-11-14 13:14:02+00:00" in words and "spark-03: its log" not in words
+    markdown = run(*args, "-f", "markdown").stdout
+    assert "| spark-03 | 0 | 0 | 3 | 11-19 21:00:00 | 11-19 21:46:00 |  |  |" in markdown
+    assert "| spark-01 | 1 | 1 | 2 | 11-14 12:58:03 | 11-14 13:14:02 (early) |" in markdown
+    assert "- spark-01: its log ends at" in markdown and "- spark-03" not in markdown
 
 
 @pytest.mark.parametrize(("name", "host"), [("llama-server", "spark-01"), ("ds4-server", "spark-02")])
@@ -299,3 +375,15 @@ def test_loki_without_labels_is_still_loki(tmp_path: Path) -> None:
     (episode,) = document["episodes"]
     assert episode["victim"]["pid"] == 1966928 and episode["time"].startswith("2026-11-14T13:12:12")
     assert not document["source"]["problems"]
+
+
+def test_files_that_share_a_host_are_read_together() -> None:
+    """A store is read a host's files at a time; files that share a host (one file of two hosts,
+    a rotated one of either) stay in one merged read, so no host's entries come in two reads."""
+    from oomtrace.sources.journalfiles import host_groups
+
+    hosts = {"a.journal": ["a", "b"], "c.journal": ["c"], "b@1.journal~": ["b"], "d.journal": ["d", "c"]}
+    assert host_groups(list(hosts), hosts.__getitem__) == [
+        ["a.journal", "b@1.journal~"],
+        ["c.journal", "d.journal"],
+    ]

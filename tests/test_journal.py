@@ -300,8 +300,12 @@ def test_damaged_and_cut_journal_files_are_read_as_far_as_they_go_and_said(
         assert len(document["episodes"]) == 5
         assert "entries with a damaged field were read without it" in problems
     else:
-        # journalctl stops at the damaged entry: said, with where.
-        assert "journalctl: Invalid field. (after entry" in problems
+        # journalctl stops at the damaged entry: said, with where (each host's files are one read).
+        assert (
+            "journalctl: Invalid field. (in damaged.journal, after 0 entries; what followed is lost)"
+            in problems
+        )
+        assert "cut.journal is cut short (" in problems and "no whole entry in it could be read" in problems
     text = run("list", "-D", str(folder), "--tz", "UTC")
     assert "cut.journal is cut short" in " ".join(text.stdout.split())
 
@@ -334,3 +338,126 @@ def test_why_reads_a_units_own_log_only_around_its_kill(tmp_path: Path) -> None:
     # 500 of three days before nor the restart two hours later.
     assert log["lines"] == 3
     assert log["ending"] == "silent"
+
+
+def _noise_store(folder: Path, hosts: dict[str, int]) -> dict[str, list[Entry]]:
+    """One file per host (as journal-remote's --split-mode=host keeps them), each host's kernel
+    chatter every ten minutes from T0, `hosts[name]` lines of it: no OOM line anywhere."""
+    folder.mkdir()
+    written = {}
+    for index, (host, count) in enumerate(hosts.items()):
+        boot = f"{index + 1:032x}"
+        entries = [
+            Entry(T0 + timedelta(minutes=10 * n, seconds=index), host, boot, f"usb 1-{n}: new device")
+            for n in range(count)
+        ]
+        write_journal(folder / f"remote-{host}.journal", entries, {boot: T0 - timedelta(hours=1)})
+        written[host] = entries
+    return written
+
+
+def test_the_span_of_a_multi_file_directory_ends_at_its_last_entry(tmp_path: Path) -> None:
+    """The last entry of the store is chatter (no OOM line): the span still ends there, with
+    either reader (libsystemd's reader once stepped back one entry too far)."""
+    written = _noise_store(tmp_path / "store", {"a": 5, "b": 8, "c": 11})
+    last = max(e.time for entries in written.values() for e in entries)
+    source = list_json("-D", str(tmp_path / "store"))["source"]
+    assert (source["first"]["time"], source["last"]["time"]) == (T0.isoformat(), last.isoformat())
+    assert source["records"] == 24
+    until = list_json("-D", str(tmp_path / "store"), "--until", "2026-11-14 14:45")["source"]
+    # c's 14:40:02 is the last entry at or before 14:45.
+    assert until["last"]["time"] == (T0 + timedelta(minutes=80, seconds=2)).isoformat()
+
+
+FLEET = {
+    "spark-01": ("seed000_llama_server_gb10", {1966928}),
+    "spark-02": ("seed002_ds4_server_gb10", {124531, 3015, 3021, 3077}),
+    "spark-03": ("seed004_tensorfold_cotenant_gb10", {88213}),
+}
+
+
+@pytest.fixture(scope="module")
+def fleet_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fleet")
+    for index, (host, (case, _)) in enumerate(FLEET.items()):
+        boot = f"{index + 1:032x}"
+        entries = kernel_entries(FIXTURES / case / "kernel.log", host, boot)
+        write_journal(
+            folder / f"remote-{host}.journal", entries, {boot: entries[0].time - timedelta(hours=1)}
+        )
+    return folder
+
+
+def _kills(document: dict) -> set[tuple[str, int]]:
+    return {(e["host"], e["victim"]["pid"]) for e in document["episodes"] if e["victim"]}
+
+
+# How far before its payload the `_TRANSPORT=kernel` data object keeps its hash and the offset of
+# its entry array (systemd 252's DataObject: a 16-byte header, hash, three offsets, n_entries, the
+# tail array's offset and count): either overwritten, a match on the transport finds none of the
+# file's kernel entries.
+DATA_FIELDS = {"hash": 56, "entry array": 24}
+
+
+@pytest.mark.parametrize("field", sorted(DATA_FIELDS))
+def test_a_file_with_a_damaged_kernel_index_is_read_on_its_own_and_named(
+    fleet_store: Path, tmp_path: Path, field: str
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(fleet_store, copy)
+    damaged = copy / "remote-spark-02.journal"
+    data = bytearray(damaged.read_bytes())
+    at = data.index(b"_TRANSPORT=kernel") - DATA_FIELDS[field]
+    data[at : at + 8] = b"\xa5" * 8
+    damaged.write_bytes(bytes(data))
+    # What fails: a match on the transport loses spark-02's kills, which journalctl without a
+    # match (walking every entry) still shows.
+    matched = subprocess.run(
+        ["journalctl", "-D", str(copy), "-o", "cat", "_TRANSPORT=kernel"], capture_output=True, text=True
+    )
+    plain = subprocess.run(["journalctl", "-D", str(copy), "-o", "cat"], capture_output=True, text=True)
+    assert "Killed process 3077" in plain.stdout and "Killed process 3077" not in matched.stdout
+    whole = list_json("-D", str(fleet_store))
+    document = list_json("-D", str(copy))
+    assert _kills(document) == {(h, pid) for h, (_, pids) in FLEET.items() for pid in pids}
+    # The same episodes; their entry numbers differ, as the damaged file is read last.
+    assert [{k: v for k, v in e.items() if k != "lines"} for e in _comparable(document)] == [
+        {k: v for k, v in e.items() if k != "lines"} for e in _comparable(whole)
+    ]
+    span = [document["source"][end]["time"] for end in ("first", "last")]
+    assert span == [whole["source"][end]["time"] for end in ("first", "last")]
+    (problem,) = [p["problem"] for p in document["source"]["problems"]]
+    assert problem.startswith("remote-spark-02.journal has a damaged kernel index")
+    assert "read on its own" in problem
+    # The sound store says nothing of the kind.
+    assert whole["source"]["problems"] == []
+    hosts = {h["host"]: h for h in list_json("--by-host", "-D", str(copy))["hosts"]}
+    assert hosts["spark-02"]["kills"] == 4 and hosts["spark-02"]["last"] == "2026-11-19T21:47:35+00:00"
+
+
+def test_a_single_journal_file_cut_short_is_read_up_to_the_cut(fleet_store: Path, tmp_path: Path) -> None:
+    data = (fleet_store / "remote-spark-02.journal").read_bytes()
+    cut = tmp_path / "remote-spark-02.journal"
+    # Cut where the last kill's message was being written: it and all after it are lost.
+    cut.write_bytes(data[: data.index(b"Out of memory: Killed process 3077")])
+    refused = subprocess.run(["journalctl", "--file", str(cut)], capture_output=True, text=True)
+    assert "No data available" in refused.stderr  # libsystemd refuses the file as it is
+    result = run("list", "--journal-file", str(cut), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert _kills(document) == {("spark-02", pid) for pid in (124531, 3015, 3021, 3077)}
+    # The last report is there up to its oom-kill summary; its kill line is past the cut, and said so.
+    last_kill = document["episodes"][-1]
+    assert (last_kill["victim"]["pid"], last_kill["missing"]) == (3077, ["kill"])
+    assert all(e["missing"] == [] for e in document["episodes"][:-1])
+    (problem,) = [p["problem"] for p in document["source"]["problems"]]
+    last = document["source"]["last"]["time"]
+    assert last == "2026-11-19T21:47:35+00:00"
+    assert problem == (
+        f"remote-spark-02.journal is cut short ({len(cut.read_bytes()):,} of {len(data):,} bytes): "
+        "read up to its last whole entry, 2026-11-19 21:47:35+00:00; what followed is lost"
+    )
+    text = " ".join(run("list", "--journal-file", str(cut), "--tz", "UTC").stdout.split())
+    assert "read up to its last whole entry, 2026-11-19 21:47:35+00:00" in text
+    # The file itself is left as it was: the mended copy was a temporary one.
+    assert cut.read_bytes() == data[: data.index(b"Out of memory: Killed process 3077")]

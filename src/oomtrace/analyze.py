@@ -37,6 +37,8 @@ def analyze(
         if lines is not None:
             # A prefiltered source read only some lines; the summary states them all.
             builder.set_record_count(source.name, lines)
+        if source.host_spans:
+            builder.set_host_spans(source.host_spans)
         if source.problem is not None:
             builder.set_problem(source.name, source.problem)
     analysis = builder.finish()

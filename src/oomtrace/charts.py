@@ -185,7 +185,7 @@ def kills_over_time(times: Iterable[datetime]) -> Bars | None:
 
 def kills_per_host(hosts: Sequence[tuple[str, int]]) -> Bars | None:
     """Kills per host, most first; past MAX_POINTS the rest are said in a note."""
-    if len(hosts) < 2:
+    if len(hosts) < 2 or not any(n for _, n in hosts):
         return None
     ranked = sorted(hosts, key=lambda h: -h[1])
     shown, rest = ranked[:MAX_POINTS], ranked[MAX_POINTS:]

@@ -23,6 +23,7 @@ from oomtrace.model import (
     Elided,
     Episode,
     Frame,
+    HostSpan,
     KernelWarning,
     MemcgCounter,
     Moment,
@@ -222,6 +223,8 @@ class EpisodeBuilder:
         self._unparsed: list[Unparsed] = []
         self._unparsed_count = 0
         self._hosts: dict[str, None] = {}
+        self._host_spans: dict[str, tuple[datetime, datetime]] = {}
+        """Each host's first and last wall time: a host with no kill still has a span to show."""
         self._crashes: FirstAndLast[tuple[ev.ProcessCrash, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._unit_records: FirstAndLast[tuple[ev.UnitRecord, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._named: dict[tuple[str | None, str], tuple[ev.VictimNamed, int]] = {}
@@ -245,6 +248,19 @@ class EpisodeBuilder:
     def set_problem(self, source: str, problem: str) -> None:
         """Why a source was not read to its end: the summary says so."""
         self._sources.setdefault(source, _new_source_info("file"))["problem"] = problem
+
+    def set_host_spans(self, spans: Mapping[str, tuple[datetime, datetime]]) -> None:
+        """The span of each host as its source knows it (a journal reader that fed only the
+        records that matter seeks each host's first and last entry)."""
+        for host, (first, last) in spans.items():
+            self._hosts.setdefault(host, None)
+            self._widen(host, first, last)
+
+    def _widen(self, host: str, first: datetime, last: datetime) -> None:
+        known = self._host_spans.get(host)
+        if known is not None:
+            first, last = min(first, known[0]), max(last, known[1])
+        self._host_spans[host] = (first, last)
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
         self._seq += 1
@@ -488,7 +504,14 @@ class EpisodeBuilder:
             )
         if info["first"] is None:
             info["first"] = (record, self._seq)
-        info["last"] = (record, self._seq)
+        elif record.separate and stamp.wall is not None and _earlier(stamp, info["first"]):
+            # Entries of a store read a host at a time (sources/journal.py) go back in time:
+            # the span is from the earliest to the latest.
+            info["first"] = (record, self._seq)
+        if not (record.separate and stamp.wall is not None and _earlier(stamp, info["last"])):
+            info["last"] = (record, self._seq)
+        if record.host is not None and stamp.wall is not None:
+            self._widen(record.host, stamp.wall, stamp.wall)
 
     def _note_unparsed(self, record: Record) -> None:
         self._unparsed_count += 1
@@ -584,6 +607,7 @@ class EpisodeBuilder:
             unparsed=tuple(self._unparsed),
             unparsed_count=self._unparsed_count,
             hosts=tuple(self._hosts),
+            host_spans=tuple(HostSpan(h, *self._host_spans.get(h, (None, None))) for h in self._hosts),
             crashes=tuple(
                 Crash(e.comm, e.pid, e.text, self._resolve(self._moment(e.record, seq)))
                 for e, seq in self._crashes
@@ -1069,6 +1093,14 @@ class _Elision:
             kept_first=KEPT_FIRST,
             kept_last=KEPT_LAST,
         )
+
+
+def _earlier(stamp: Stamp, kept: object) -> bool:
+    """Whether a stamp is before the wall time of a kept (record, seq)."""
+    if not isinstance(kept, tuple):
+        return False
+    wall = kept[0].stamp.wall
+    return wall is not None and stamp.wall is not None and stamp.wall < wall
 
 
 def _new_source_info(kind: str) -> dict[str, object]:

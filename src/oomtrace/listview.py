@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from oomtrace.charts import Bars, kills_per_host
-from oomtrace.model import Analysis, Episode
+from oomtrace.model import Analysis, Episode, HostSpan
 from oomtrace.storyview import footer, nothing_found
-from oomtrace.units import kib, time_of_day
+from oomtrace.units import clock_time, duration, iso_time, kib, time_of_day
 
 # Every column, in order: (name, alignment); list_view leaves out those that would say nothing.
 COLUMNS = (
@@ -140,60 +141,104 @@ def _time(episode: Episode) -> str:
 
 @dataclass(frozen=True, slots=True)
 class HostsView:
-    """`list --by-host`: one row per host of a store (journal-remote, a fleet's export)."""
+    """`list --by-host`: one row per host read (journal-remote, a fleet's export), kills or not."""
 
     title: str
     header: tuple[str, ...]
     align: str
     rows: tuple[tuple[str, ...], ...]
     hosts: tuple[dict[str, object], ...]
-    """The same as data, for JSON: host, kills, incidents, last_kill (ISO), top_victim, top_victim_kills."""
+    """The same as data, for JSON: host, kills, incidents, warnings, warning_kinds, first, last,
+    last_kill (ISO), top_victim, top_victim_kills, log_ends_early."""
     chart: Bars | None
     """Kills per host, for a picture above the table."""
+    notes: tuple[str, ...]
+    """Hosts whose log ends long before the others': their silence may be no log, not no kill."""
     empty: str
     footer: str
 
 
+# A host whose log ends this long before the latest one's has stopped sending (or stopped):
+# journal-remote uploads lag by seconds, and a quiet host still logs now and then.
+EARLY_END = timedelta(hours=1)
+_NO_HOST = "(no host name)"
+
+
 def hosts_view(analysis: Analysis) -> HostsView:
-    by_host: dict[str, list[Episode]] = {}
+    by_host: dict[str, list[Episode]] = {span.host: [] for span in analysis.host_spans}
     for episode in analysis.episodes:
-        by_host.setdefault(episode.host or "(no host name)", []).append(episode)
+        by_host.setdefault(episode.host or _NO_HOST, []).append(episode)
+    spans = {span.host: span for span in analysis.host_spans}
     incidents: Counter[str] = Counter()
     for incident in analysis.incidents:
-        first = analysis.episode(incident.episode_ids[0])
-        incidents[first.host or "(no host name)"] += 1
-    rows = []
-    data = []
-    # The host with the latest kill first: where to look now.
-    for host, episodes in sorted(by_host.items(), key=lambda item: _last_time(item[1]), reverse=True):
+        incidents[analysis.episode(incident.episode_ids[0]).host or _NO_HOST] += 1
+    warnings: dict[str, Counter[str]] = {}
+    for warning in analysis.warnings:
+        warnings.setdefault(warning.host or _NO_HOST, Counter())[warning.kind] += warning.count
+    ends = [s.last for s in analysis.host_spans if s.last is not None]
+    latest = max(ends, default=None)
+    latest_host = next((s.host for s in analysis.host_spans if s.last == latest), None)
+    rows, data, notes = [], [], []
+    # The host with the latest kill first: where to look now; then the quiet ones, latest log first.
+    for host, episodes in sorted(by_host.items(), key=lambda item: _host_order(item[1], spans.get(item[0]))):
+        span = spans.get(host, HostSpan(host, None, None))
         victims = Counter(e.victim.comm if e.victim else str(e.unit) for e in episodes)
-        top, top_kills = victims.most_common(1)[0]
-        last = episodes[-1]
+        top, top_kills = victims.most_common(1)[0] if victims else ("", 0)
+        last = episodes[-1] if episodes else None
+        kinds = warnings.get(host, Counter())
+        early = latest is not None and span.last is not None and latest - span.last > EARLY_END
         rows.append(
-            (host, f"{len(episodes):,}", f"{incidents[host]:,}", _time(last), f"{top} ×{top_kills:,}")
+            (
+                host,
+                f"{len(episodes):,}",
+                f"{incidents[host]:,}",
+                f"{sum(kinds.values()):,}",
+                _clock(span.first),
+                _clock(span.last) + (" (early)" if early else ""),
+                _time(last) if last else "",
+                f"{top} ×{top_kills:,}" if top_kills else "",
+            )
         )
+        if early and span.last is not None and latest is not None:
+            notes.append(
+                f"{host}: its log ends at {clock_time(span.last)}, "
+                f"{duration((latest - span.last).total_seconds())} before {latest_host}'s "
+                f"({clock_time(latest)}); a kill there after that would not be in this log"
+            )
         data.append(
             {
                 "host": host,
                 "kills": len(episodes),
                 "incidents": incidents[host],
-                "last_kill": last.moment.time.isoformat() if last.moment.time else None,
-                "top_victim": top,
+                "warnings": sum(kinds.values()),
+                "warning_kinds": dict(kinds),
+                "first": iso_time(span.first),
+                "last": iso_time(span.last),
+                "log_ends_early": early,
+                "last_kill": iso_time(last.moment.time) if last else None,
+                "top_victim": top or None,
                 "top_victim_kills": top_kills,
             }
         )
     return HostsView(
         title=f"OOM kills by host in {analysis.source_names or 'no input'}",
-        header=("host", "kills", "incidents", "last kill", "top victim"),
-        align="lrrll",
+        header=("host", "kills", "incidents", "warnings", "log from", "log to", "last kill", "top victim"),
+        align="lrrrllll",
         rows=tuple(rows),
         hosts=tuple(data),
+        # A quiet host is a bar of 0: "no kill" is part of the picture, as it is of the table.
         chart=kills_per_host([(host, len(episodes)) for host, episodes in by_host.items()]),
+        notes=tuple(notes),
         empty=nothing_found(analysis),
         footer=footer(analysis),
     )
 
 
-def _last_time(episodes: list[Episode]) -> float:
-    times = [e.moment.time.timestamp() for e in episodes if e.moment.time]
-    return max(times, default=0.0)
+def _host_order(episodes: list[Episode], span: HostSpan | None) -> tuple[int, float]:
+    if episodes:
+        return 0, -max((e.moment.time.timestamp() for e in episodes if e.moment.time), default=0.0)
+    return 1, -(span.last.timestamp() if span is not None and span.last is not None else 0.0)
+
+
+def _clock(time: datetime | None) -> str:
+    return time.strftime("%m-%d %H:%M:%S") if time is not None else "?"

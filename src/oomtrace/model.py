@@ -247,6 +247,15 @@ class SourceSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class HostSpan:
+    """When one host's log begins and ends in the input: a host with no kill still was read."""
+
+    host: str
+    first: datetime | None
+    last: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class Elided:
     """Kills between the first and the last ones kept, counted instead of kept (bounded memory)."""
 
@@ -306,6 +315,8 @@ class Analysis:
     """Kills found in two sources (overlapping files, a journal and its syslog copy), kept once."""
     elided: Elided | None = None
     """Kills of a very long log between the first and last ones kept (episodes.KEPT_FIRST...)."""
+    host_spans: tuple[HostSpan, ...] = ()
+    """Every host whose lines were read, with the first and last wall time of its log."""
     _by_id: dict[int, tuple[Episode, Incident | None]] = field(
         init=False, repr=False, compare=False, default_factory=dict
     )

@@ -74,6 +74,7 @@ class JsonFormat(Format):
             {
                 "schema": SCHEMA,
                 "hosts": list(view.hosts),
+                "notes": list(view.notes),
                 "charts": {"kills_per_host": _chart_json(view.chart)},
             }
         )

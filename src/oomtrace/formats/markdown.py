@@ -118,7 +118,9 @@ class MarkdownFormat(Format):
         chart = [mermaid.bars(view.chart), ""] if view.chart else []
         if view.chart and view.chart.note:
             chart += [f"_{text(view.chart.note)}._", ""]
-        self._emit("\n".join([f"## {text(view.title)}", "", *chart, body, "", _footer(view.footer)]))
+        notes = [f"- {text(note)}." for note in view.notes]
+        parts = [f"## {text(view.title)}", "", *chart, body, "", *notes, *([""] if notes else [])]
+        self._emit("\n".join([*parts, _footer(view.footer)]))
 
     def boots(self, boots: list[Boot]) -> None:
         rows = [

@@ -98,10 +98,22 @@ class TextFormat(Format):
     def hosts(self, view: HostsView) -> None:
         if view.chart is not None:
             self._bars(view.chart)
-        if view.rows:
+        widths = [max(len(c) for c in column) for column in zip(view.header, *view.rows, strict=True)]
+        if view.rows and sum(widths) + 2 * (len(widths) - 1) > self.console.width:
+            # Too narrow for the table: a host a few lines, each field on its own (never cut).
+            self.console.print()
+            self.console.print(_t(view.title), style="bold")
+            for row in view.rows:
+                self.console.print(_t(row[0]), style="bold", overflow="fold")
+                for name, cell in zip(view.header[1:], row[1:], strict=True):
+                    if cell:
+                        self.console.print(_t(f"    {name} {cell}"), overflow="fold")
+        elif view.rows:
             self._section(view.title, Grid(view.header, view.align, view.rows))
         else:
             self.console.print(_t(view.empty))
+        for note in view.notes:
+            self.console.print(_t(note + "."))
         self.console.print(_t(view.footer), style="dim")
 
     def boots(self, boots: list[Boot]) -> None:

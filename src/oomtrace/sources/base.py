@@ -5,7 +5,7 @@ from __future__ import annotations
 import lzma
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 
 from oomtrace.records import Record
@@ -24,6 +24,10 @@ class Source(ABC):
     problem: str | None = None
     """Why reading stopped before the end (a cut or damaged compressed file), if it did, and
     what was cut on the way (overlong lines)."""
+
+    host_spans: Mapping[str, tuple[datetime, datetime]] | None = None
+    """Each host's first and last entry time, set by a source that reads only some of its
+    records (a journal reader) once `records()` is done; others leave it to the records."""
 
     def add_problem(self, problem: str | None) -> None:
         if problem is not None:

@@ -6,14 +6,15 @@ Read through systemd-python when it is installed (the `journal` extra), else thr
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
 import shutil
 import stat
-import struct
 import subprocess
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
@@ -27,6 +28,8 @@ from oomtrace.prefilter import Prefilter, holds_anchor
 from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record
 from oomtrace.sources.base import Source
+from oomtrace.sources.journalfiles import JournalFile, host_groups, journal_paths, mended_copy, survey
+from oomtrace.units import clock_time
 
 # Besides the kernel's records, these identifiers say why a process died.
 IDENTIFIERS = ("systemd", "systemd-oomd", "earlyoom", "nohang", "lmkd", "systemd-journald")
@@ -35,9 +38,6 @@ PERMISSION_HINT = (
     "add yourself to the systemd-journal (or adm) group: sudo usermod -aG systemd-journal $USER, "
     "then log in again; or run with sudo"
 )
-
-
-_JOURNAL_SIGNATURE = b"LPKSHHRH"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +121,8 @@ def _check_readable(query: JournalQuery) -> None:
 
 
 class _JournalSource(Source):
-    """What both journal readers share: the query, the zone, and the count of entries read."""
+    """What both journal readers share: the query, the zone, the files checked one by one, and
+    the count of entries read."""
 
     kind = "journal"
     lines_read: int | None = None
@@ -131,82 +132,232 @@ class _JournalSource(Source):
         self.query = query
         self.zone = zone
         self.name = query.name
-        # Both readers skip a damaged file without a word: say which ones, before reading.
-        for problem in file_problems(query):
-            self.add_problem(problem)
+        self._spans: dict[str, tuple[datetime, datetime]] = {}
+        paths = journal_paths(query.directory, query.files)
+        self.files = survey(paths, self._kernel_index_broken) if paths else ()
+        # libsystemd skips or half-reads a damaged file without a word: say which, before reading.
+        # A cut file's problem is said once read, with where it ends.
+        for file in self.files:
+            if file.problem is not None and not file.cut:
+                self.add_problem(file.problem)
+
+    def _kernel_index_broken(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def _hosts_of(self, path: str) -> list[str]:
+        raise NotImplementedError
+
+    def _merged_reads(self) -> list[JournalQuery]:
+        """The merged reads: the query as given when its files are sound and share their hosts,
+        else one read per group of sound files that share a host (journalfiles.host_groups)."""
+        sound = [f.path for f in self.files if not (f.apart or f.skipped)]
+        groups = host_groups(sound, self._hosts_of) if len(sound) > 1 else [sound] if sound else []
+        if not self.files or (len(groups) == 1 and len(sound) == len(self.files)):
+            return [self.query]
+        return [dataclasses.replace(self.query, directory=None, files=tuple(group)) for group in groups]
+
+    def _apart(self) -> Iterator[tuple[JournalFile, str | None]]:
+        """Each file read on its own, and the path to read it at (a cut file's mended copy, None
+        when nothing of it can be read); the copies go when the read is done."""
+        apart = [f for f in self.files if f.apart]
+        if not apart:
+            return
+        with tempfile.TemporaryDirectory(prefix="oomtrace-journal-") as folder:
+            for file in apart:
+                yield file, (mended_copy(file.path, folder) if file.cut else file.path)
+
+    def _selected(self, transport: str, identifier: str, host: str, boot: str, boot_id: str | None) -> bool:
+        """What the matches select, for a file read apart with none: the kernel's and the
+        killers' entries, of the host and boot asked for."""
+        if not _is_kernel(transport, identifier) and identifier not in IDENTIFIERS:
+            return False
+        return (not self.query.host or host == self.query.host) and (boot_id is None or boot == boot_id)
+
+    def _widen(self, host: str, realtime_us: int) -> None:
+        wall = _wall(realtime_us, self.zone)
+        self._merge_spans({host: (wall, wall)})
+
+    def _said_cut(self, file: JournalFile, last_us: int | None) -> None:
+        if not file.cut:
+            return
+        if last_us is None:
+            self.add_problem(f"{file.problem}: no whole entry in it could be read")
+        else:
+            end = clock_time(_wall(last_us, self.zone))
+            self.add_problem(f"{file.problem}: read up to its last whole entry, {end}; what followed is lost")
+
+    def _merge_spans(self, spans: dict[str, tuple[datetime, datetime]]) -> None:
+        for host, (first, last) in spans.items():
+            known = self._spans.get(host)
+            self._spans[host] = (min(first, known[0]), max(last, known[1])) if known else (first, last)
 
 
-# A journal file's header: its size at byte 88 and its arena's at 96 (systemd's journal-def.h).
-_HEADER = struct.Struct("<8s80xQQ")
-
-
-def file_problems(query: JournalQuery) -> list[str]:
-    """What is wrong with the journal files a query reads (a directory's or the ones named):
-    unreadable, not a journal, or cut short (smaller than its header says). A file found
-    damaged is still read as far as systemd reads it; the problem goes to the summary."""
-    if query.files:
-        paths = list(query.files)
-    elif query.directory:
-        paths = sorted(
-            glob.glob(os.path.join(glob.escape(query.directory), "**", "*.journal*"), recursive=True)
-        )
-    else:
-        return []
-    problems = []
-    for path in paths:
-        name = os.path.basename(path)
-        try:
-            with open(path, "rb") as file:
-                head = file.read(_HEADER.size)
-                size = os.fstat(file.fileno()).st_size
-        except OSError as error:
-            problems.append(f"{name} skipped: {error.strerror or error}")
-            continue
-        if len(head) < _HEADER.size or not head.startswith(_JOURNAL_SIGNATURE):
-            problems.append(f"{name} skipped: not a journal file")
-            continue
-        _, header_size, arena_size = _HEADER.unpack(head)
-        if size < header_size + arena_size:
-            problems.append(
-                f"{name} is cut short ({size:,} of {header_size + arena_size:,} bytes): "
-                "its entries past the cut are lost"
-            )
-    return problems
+# Entries looked at, from a file's tail, for its last kernel entry (to hold the index against).
+LOOK_BACK = 10_000
 
 
 class JournalReaderSource(_JournalSource):
     """The journal through systemd-python's Reader, with matches so unrelated entries stay encoded."""
 
     def records(self) -> Iterator[Record]:
-        reader = _open_reader(self.query)
         boot_id = _resolve_boot(self.query, list_boots_python(self.query)) if self.query.boot else None
-        _add_matches(reader, self.query, boot_id)
+        self._number = 0
+        self._boot_ids: dict[str, int] = {}
+        self._damaged = [0]
+        for whole in self._merged_reads():
+            reader = _open_reader(whole)
+            _add_matches(reader, self.query, boot_id)
+            yield from self._walk(reader, None)
+            self._merge_spans(_host_spans_python(reader, whole, boot_id, self.zone))
+            reader.close()
+        for file, path in self._apart():
+            last = None
+            if path is not None:
+                reader = _open_reader(JournalQuery(files=(path,)))
+                last = yield from self._walk(reader, boot_id or "")
+                reader.close()
+            self._said_cut(file, last)
+        self.lines_read = self._number
+        self.host_spans = self._spans
+        if self._damaged[0]:
+            self.add_problem(f"{self._damaged[0]:,} entries with a damaged field were read without it")
+
+    def _walk(self, reader: Any, apart: str | None) -> Generator[Record, None, int | None]:
+        """One read, merged (apart None: the matches select) or of one file apart (every entry
+        walked and selected here; `apart` the boot id asked for, or ""). Returns the time of
+        the last entry read."""
         if self.query.since is not None:
             reader.seek_realtime(self.query.since)
         until_us = int(self.query.until.timestamp() * 1_000_000) if self.query.until else None
-        boot_ids: dict[str, int] = {}
         prefilter = Prefilter()
-        number = 0
+        start = number = self._number
         taken = 0
-        damaged = [0]
-        # _next/_get read one field without decoding the entry: most kernel entries are noise.
-        while reader._next():
-            if until_us is not None and reader._get_realtime() > until_us:
+        last_us = None
+        pending = None
+        past_until = False
+        try:
+            # _next/_get read one field without decoding the entry: most kernel entries are noise.
+            while reader._next():
+                realtime = reader._get_realtime()
+                if until_us is not None and realtime > until_us:
+                    past_until = True
+                    break
+                transport = _field(reader, "_TRANSPORT")
+                if apart is not None:
+                    host = _field(reader, "_HOSTNAME")
+                    boot = _field(reader, "_BOOT_ID") if apart else ""
+                    identifier = _field(reader, "SYSLOG_IDENTIFIER")
+                    if not self._selected(transport, identifier, host, boot, apart or None):
+                        continue
+                    self._widen(host, realtime)
+                    transport = "kernel" if _is_kernel(transport, identifier) else transport
+                number += 1
+                last_us = realtime
+                if not number & 0xFFFF:
+                    self._report(number)
+                if _wanted(prefilter, number - start, transport, _field(reader, "MESSAGE")):
+                    taken = number
+                    yield from journal_records(
+                        _entry(reader, self._damaged), self.name, number, self._boot_ids, self.zone
+                    )
+                elif apart is not None:
+                    pending = reader._get_cursor()
+        except OSError:
+            pass  # a mended copy's last entries may point past the cut: read up to there
+        self._number = number
+        if number > start and taken != number and (apart is None or pending is not None):
+            # The last entry too, so the span the report states is the journal's whole span. At
+            # the end, libsystemd stays on the last entry and a step back would go one too far.
+            if pending is not None:
+                reader.seek_cursor(pending)
+                reader._next()
+            elif past_until:
+                reader._previous()
+            else:
+                reader.seek_tail()
+                reader._previous()
+            yield from journal_records(
+                _entry(reader, self._damaged), self.name, number, self._boot_ids, self.zone
+            )
+        return last_us
+
+    def _kernel_index_broken(self, path: str) -> bool:
+        return _kernel_index_broken_python(path)
+
+    def _hosts_of(self, path: str) -> list[str]:
+        from systemd import journal
+
+        try:
+            with journal.Reader(files=[path]) as reader:
+                return [str(host) for host in reader.query_unique("_HOSTNAME")]
+        except OSError:
+            return []
+
+
+def _kernel_index_broken_python(path: str) -> bool:
+    """Whether a read matching _TRANSPORT=kernel misses the file's last kernel entry: found by
+    walking back from its tail, then sought by its cursor through the index (a broken index
+    chain, or a damaged `_TRANSPORT=kernel` object, does not lead there)."""
+    from systemd import journal
+
+    try:
+        walker = journal.Reader(files=[path])
+    except OSError:
+        return False  # not opened at all: the read says so
+    with walker:
+        walker.seek_tail()
+        for _ in range(LOOK_BACK):
+            if not walker._previous():
+                return False
+            if _is_kernel(_field(walker, "_TRANSPORT"), _field(walker, "SYSLOG_IDENTIFIER")):
+                last = walker._get_cursor()
                 break
-            number += 1
-            if not number & 0xFFFF:
-                self._report(number)
-            if _wanted(prefilter, number, _field(reader, "_TRANSPORT"), _field(reader, "MESSAGE")):
-                taken = number
-                yield from journal_records(_entry(reader, damaged), self.name, number, boot_ids, self.zone)
-        if number and taken != number:
-            # The last entry too, so the span the report states is the journal's whole span.
-            reader._previous()
-            yield from journal_records(_entry(reader, damaged), self.name, number, boot_ids, self.zone)
-        self.lines_read = number
-        reader.close()
-        if damaged[0]:
-            self.add_problem(f"{damaged[0]:,} entries with a damaged field were read without it")
+        else:
+            return False  # no kernel entry near the tail: nothing to hold the index against
+    with journal.Reader(files=[path]) as indexed:
+        try:
+            indexed.add_match(_TRANSPORT="kernel")
+            indexed.seek_cursor(last)
+            return not (indexed._next() and indexed._get_cursor() == last)
+        except OSError:
+            return True
+
+
+def _is_kernel(transport: str, identifier: str) -> bool:
+    """A kernel entry; one whose _TRANSPORT object is damaged (so the field reads as absent) by
+    the identifier the kernel's entries carry."""
+    return transport == "kernel" or (not transport and identifier == "kernel")
+
+
+def _host_spans_python(
+    reader: Any, query: JournalQuery, boot_id: str | None, zone: tzinfo
+) -> dict[str, tuple[datetime, datetime]]:
+    """Each host's first and last entry among those read: one seek to each end per host (the
+    read itself decoded only the entries the prefilter wanted, so it saw few of each host's)."""
+    hosts = [query.host] if query.host else sorted(str(h) for h in reader.query_unique("_HOSTNAME"))
+    until_us = int(query.until.timestamp() * 1_000_000) if query.until is not None else None
+    spans = {}
+    for host in hosts:
+        reader.flush_matches()
+        _add_matches(reader, dataclasses.replace(query, host=host), boot_id)
+        if query.since is not None:
+            reader.seek_realtime(query.since)
+        else:
+            reader.seek_head()
+        if not reader._next() or (until_us is not None and reader._get_realtime() > until_us):
+            continue
+        first = reader._get_realtime()
+        if until_us is not None:
+            reader.seek_realtime(until_us + 1)  # the last entry at or before --until
+        else:
+            reader.seek_tail()
+        reader._previous()
+        spans[host] = (_wall(first, zone), _wall(reader._get_realtime(), zone))
+    return spans
+
+
+def _wall(realtime_us: int, zone: tzinfo) -> datetime:
+    return datetime.fromtimestamp(realtime_us / 1_000_000, zone)
 
 
 def _field(reader: Any, name: str) -> str:
@@ -244,7 +395,8 @@ def _entry(reader: Any, damaged: list[int] | None = None) -> dict[str, Any]:
 
 
 def _wanted(prefilter: Prefilter, number: int, transport: str, message: str) -> bool:
-    """The first entry, every userspace record (they are few), and kernel lines the prefilter keeps."""
+    """The first entry of a read (`number` counts within it), every userspace record (they are
+    few), and kernel lines the prefilter keeps."""
     if transport != "kernel":
         return True
     wanted = prefilter.wants(message)
@@ -343,57 +495,172 @@ class JournalctlSource(_JournalSource):
     """The journal through `journalctl -o json`, for machines without systemd-python."""
 
     def records(self) -> Iterator[Record]:
-        fields = ",".join(_OUTPUT_FIELDS)
-        command = [*_journalctl(self.query), "-o", "json", f"--output-fields={fields}", "--no-pager"]
-        command += _matches_argv(self.query.host)
-        if self.query.boot and self.query.host and self.query.boot.lstrip("-").isdigit():
-            # `-b -1` counts the boots of every host in the store: resolve it among this host's.
-            command += ["-b", _resolve_boot(self.query, list_boots_journalctl(self.query))]
-        elif self.query.boot:
-            command += ["-b", self.query.boot]
-        command += _range_argv(self.query.since, self.query.until)
+        self._number = 0
+        self._boot_ids: dict[str, int] = {}
+        reads = self._merged_reads()
+        boot = self._boot_argv(len(reads) > 1)
+        range_argv = _range_argv(self.query.since, self.query.until)
+        for whole in reads:
+            command = [*_journalctl(whole), *_JSON_ARGV, *_matches_argv(self.query.host), *boot, *range_argv]
+            before = self._number
+            yield from self._run(command, whole, None)
+            if self._number > before:
+                self._merge_spans(self._host_spans(whole, boot))
+        boot_id = None
+        for file, path in self._apart():
+            last = None
+            if path is not None:
+                if self.query.boot and boot_id is None:
+                    boot_id = _resolve_boot(self.query, list_boots_journalctl(self.query))
+                command = [*_journalctl(JournalQuery(files=(path,))), *_JSON_ARGV, *range_argv]
+                last = yield from self._run(command, JournalQuery(files=(file.path,)), boot_id or "")
+            self._said_cut(file, last)
+        self.lines_read = self._number
+        self.host_spans = self._spans
+
+    def _run(
+        self, command: list[str], query: JournalQuery, apart: str | None
+    ) -> Generator[Record, None, int | None]:
+        """One journalctl read, merged (apart None: its matches select) or of one file apart
+        (every entry selected here; `apart` the boot id asked for, or ""). Returns the time of
+        the last entry read."""
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
         )
         assert process.stdout is not None and process.stderr is not None
-        boot_ids: dict[str, int] = {}
         prefilter = Prefilter()
-        number = 0
+        start = number = self._number
         taken = 0
         last = ""
+        last_us = None
         for line in process.stdout:
+            kernel = _KERNEL_FIELD in line
+            if apart is not None:
+                entry = load_object(line)
+                if entry is None or not self._selected(
+                    str(entry.get("_TRANSPORT", "")),
+                    str(entry.get("SYSLOG_IDENTIFIER", "")),
+                    host := str(entry.get("_HOSTNAME", "")),
+                    str(entry.get("_BOOT_ID", "")),
+                    apart or None,
+                ):
+                    continue
+                if str(entry.get("__REALTIME_TIMESTAMP", "")).isdigit():
+                    last_us = int(entry["__REALTIME_TIMESTAMP"])
+                    self._widen(host, last_us)
             number += 1
             last = line
             if not number & 0xFFFF:
                 self._report(number)
-            kernel = _KERNEL_FIELD in line
             # An entry with no anchor anywhere in its JSON has none in its message either: skip
             # it before parsing, unless a report is open (then the prefilter must see it).
-            if kernel and number > 1 and not prefilter.in_region and not holds_anchor(line):
+            if kernel and number > start + 1 and not prefilter.in_region and not holds_anchor(line):
                 continue
             entry = load_object(line)
             if entry is None:
                 continue
             text = journal_message(entry.get("MESSAGE"))
-            if _wanted(prefilter, number, "kernel" if kernel else "", text):
+            if _wanted(prefilter, number - start, "kernel" if kernel else "", text):
                 taken = number
-                yield from journal_records(entry, self.name, number, boot_ids, self.zone)
-        if number and taken != number:
+                yield from journal_records(entry, self.name, number, self._boot_ids, self.zone)
+        if number > start and taken != number:
             entry = load_object(last)
             if entry is not None:
-                yield from journal_records(entry, self.name, number, boot_ids, self.zone)
-        self.lines_read = number
+                yield from journal_records(entry, self.name, number, self._boot_ids, self.zone)
+        self._number = number
         error = process.stderr.read()
         code = process.wait()
-        if code != 0 and number == 0:
-            _journalctl_failed(self.query, error)
+        if code != 0 and number == start and query == self.query:
+            _journalctl_failed(query, error)
         # A damaged entry ("Invalid field.") ends journalctl's output: what followed is lost.
-        # A cut file it ignores is said already (file_problems).
+        # A file it ignores is said already (journalfiles.survey). One read of several is named.
+        where = f"after entry {number:,}"
+        if query != self.query:
+            where = (
+                f"in {', '.join(os.path.basename(f) for f in query.files)}, after {number - start:,} entries"
+            )
         for complaint in error.splitlines():
             if complaint.strip() and "ignoring file" not in complaint:
-                self.add_problem(
-                    f"journalctl: {complaint.strip()} (after entry {number:,}; what followed is lost)"
-                )
+                self.add_problem(f"journalctl: {complaint.strip()} ({where}; what followed is lost)")
+        return last_us
+
+    def _boot_argv(self, in_parts: bool) -> list[str]:
+        if self.query.boot and (self.query.host or in_parts) and self.query.boot.lstrip("-").isdigit():
+            # `-b -1` counts the boots of every host in the store (or of the files in one read):
+            # resolve it among this host's, or the whole store's.
+            return ["-b", _resolve_boot(self.query, list_boots_journalctl(self.query))]
+        return ["-b", self.query.boot] if self.query.boot else []
+
+    def _host_spans(self, whole: JournalQuery, boot: list[str]) -> dict[str, tuple[datetime, datetime]]:
+        """Each host's first and last entry among those read: journalctl's first line each way."""
+        if self.query.host:
+            hosts = [self.query.host]
+        else:
+            listed = subprocess.run(
+                [*_journalctl(whole), "-F", "_HOSTNAME"],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                check=False,
+            )
+            hosts = sorted(h for h in listed.stdout.splitlines() if h)
+        spans = {}
+        for host in hosts:
+            command = [*_journalctl(whole), "-o", "json", "--output-fields=__REALTIME_TIMESTAMP"]
+            command += _matches_argv(host) + boot + _range_argv(self.query.since, self.query.until)
+            first, last = _time_of(_first_line(command)), _time_of(_first_line([*command, "--reverse"]))
+            if first is not None and last is not None:
+                spans[host] = (first.astimezone(self.zone), last.astimezone(self.zone))
+        return spans
+
+    def _hosts_of(self, path: str) -> list[str]:
+        command = [*_journalctl(JournalQuery(files=(path,))), "-F", "_HOSTNAME"]
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+        return [host for host in done.stdout.splitlines() if host]
+
+    def _kernel_index_broken(self, path: str) -> bool:
+        """As _kernel_index_broken_python, with journalctl: the last kernel entry of a walk back
+        from the tail, then the first entry from its cursor matching _TRANSPORT=kernel."""
+        base = [*_journalctl(JournalQuery(files=(path,))), "-o", "json"]
+        fields = "--output-fields=_TRANSPORT,SYSLOG_IDENTIFIER"
+        last = _first_line([*base, fields, "--reverse"], _kernel_line, LOOK_BACK)
+        if last is None:
+            return False  # no kernel entry near the tail: nothing to hold the index against
+        cursor = _cursor(last)
+        found = _first_line([*base, fields, f"--cursor={cursor}", "_TRANSPORT=kernel"])
+        return found is None or _cursor(found) != cursor
+
+
+def _kernel_line(line: str) -> bool:
+    return _KERNEL_FIELD in line or ('"_TRANSPORT"' not in line and '"SYSLOG_IDENTIFIER":"kernel"' in line)
+
+
+def _first_line(
+    command: list[str], wanted: Callable[[str], bool] = lambda line: True, at_most: int = 1
+) -> str | None:
+    """The first of journalctl's first `at_most` lines that is wanted; journalctl is stopped there."""
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace"
+    ) as process:
+        assert process.stdout is not None
+        found = None
+        for count, line in enumerate(process.stdout, start=1):
+            if wanted(line):
+                found = line
+                break
+            if count >= at_most:
+                break
+        process.kill()
+    return found
+
+
+def _time_of(line: str | None) -> datetime | None:
+    return _realtime(load_object(line)) if line else None
+
+
+def _cursor(line: str) -> str | None:
+    entry = load_object(line)
+    return str(entry.get("__CURSOR")) if entry is not None else None
 
 
 _KERNEL_FIELD = '"_TRANSPORT":"kernel"'
@@ -406,6 +673,7 @@ _OUTPUT_FIELDS = (
     "_BOOT_ID",
     "_SOURCE_MONOTONIC_TIMESTAMP",
 )
+_JSON_ARGV = ("-o", "json", f"--output-fields={','.join(_OUTPUT_FIELDS)}", "--no-pager")
 
 
 def _journalctl(query: JournalQuery) -> list[str]:
