@@ -317,9 +317,28 @@ def test_a_closed_pipe_exits_quietly_as_a_shell_expects(command: list[str]) -> N
     assert process.returncode == 141 and err == b""
 
 
+def _wait_until_idle(pid: int, timeout: float = 60.0) -> None:
+    """Until the process has used no CPU for half a second: past its start-up and blocked on
+    its input. A fixed sleep was too short on a loaded machine (the signal came mid-import)."""
+    import time
+
+    def cpu() -> int:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+
+    deadline = time.monotonic() + timeout
+    last = cpu()
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = cpu()
+        if now == last and now > 0:
+            return
+        last = now
+    raise AssertionError("the process never went idle")
+
+
 def test_ctrl_c_exits_quietly_with_the_sigint_code() -> None:
     import signal
-    import time
 
     process = subprocess.Popen(
         [_entry_point(), "list", "-k", "-"],
@@ -330,7 +349,7 @@ def test_ctrl_c_exits_quietly_with_the_sigint_code() -> None:
     assert process.stdin is not None
     process.stdin.write(SEED000.read_bytes()[:2000])
     process.stdin.flush()
-    time.sleep(1.5)  # started and waiting for more input
+    _wait_until_idle(process.pid)  # started and waiting for more input
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130 and b"Traceback" not in err
