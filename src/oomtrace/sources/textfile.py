@@ -62,6 +62,7 @@ class KernelLogFile(Source):
 
             yield from big_file_records(self, splitter)
             self._unknown_json(splitter)
+            self._refuse_empty()
             return
         line_no = 0
         with self._open() as text:
@@ -87,7 +88,10 @@ class KernelLogFile(Source):
             self.add_problem(text.note())
         self._unknown_json(splitter)
         self.lines_read = line_no  # rsyslog's #012 makes several records of one line
-        if line_no == 0:
+        self._refuse_empty()
+
+    def _refuse_empty(self) -> None:
+        if not self.lines_read:
             raise InputError(
                 f"{self.name} is empty",
                 hint="nothing was captured; for the boot that crashed try: journalctl -k -b -1 > kern.txt",
