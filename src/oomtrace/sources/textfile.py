@@ -91,7 +91,8 @@ class KernelLogFile(Source):
         self._refuse_empty()
 
     def _refuse_empty(self) -> None:
-        if not self.lines_read:
+        # Empty standard input is the command line's to refuse (exit 3: no evidence of "no kills").
+        if not self.lines_read and self.path != "-":
             raise InputError(
                 f"{self.name} is empty",
                 hint="nothing was captured; for the boot that crashed try: journalctl -k -b -1 > kern.txt",
