@@ -68,7 +68,6 @@ class Decompressed:
     """A compressed file's decompressed bytes; its failures raised as `Damaged`."""
 
     def __init__(self, raw: io.BufferedReader, compression: Compression) -> None:
-        self.raw = raw
         self.compression = compression
         self.stream = compression.open(raw)
 
@@ -88,16 +87,8 @@ class Decompressed:
         # gzip: bytes after a member that are not another member (the members before are checked).
         return str(error).startswith("Not a gzipped file")
 
-    def position(self) -> int:
-        """Bytes read so far of the compressed file."""
-        try:
-            return self.raw.tell()
-        except (OSError, ValueError):
-            return 0
-
     def close(self) -> None:
-        self.stream.close()
-        self.raw.close()
+        self.stream.close()  # not the file: its owner (textfile.LogBytes) closes that
 
 
 def untrusted(name: str, error: BaseException) -> InputError | None:
