@@ -159,20 +159,34 @@ def test_a_cut_compressed_big_file_keeps_the_same_lines(  # type: ignore[no-unty
     assert len(fast["episodes"]) == 1  # the first report is before the cut, the second after
 
 
-@pytest.mark.parametrize(("suffix", "opener"), [(".gz", gzip.open), (".xz", lzma.open)])
-def test_a_corrupted_compressed_big_file_keeps_the_same_lines(  # type: ignore[no-untyped-def]
-    suffix: str, opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Damaged inside, not cut: bytes overwritten in the middle (a bad sector, a bad copy).
-    packed = compressed_log(tmp_path, suffix, opener, monkeypatch)
+def corrupted(packed: Path) -> None:
+    """Damaged inside, not cut: bytes overwritten in the middle (a bad sector, a bad copy)."""
     data = bytearray(packed.read_bytes())
     middle = len(data) // 2
     data[middle : middle + 64] = bytes(b ^ 0x55 for b in data[middle : middle + 64])
     packed.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(("suffix", "opener"), [(".xz", lzma.open), (".bz2", bz2.open)])
+def test_a_corrupted_compressed_big_file_keeps_the_same_lines(  # type: ignore[no-untyped-def]
+    suffix: str, opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packed = compressed_log(tmp_path, suffix, opener, monkeypatch)
+    corrupted(packed)
     fast = assert_same(packed, monkeypatch)
     [problem] = fast["source"]["problems"]
     assert problem["problem"].startswith("cut short after line ")
     assert fast["source"]["records"] > 1000  # the lines before the damage are all there
+
+
+def test_a_corrupted_gzip_big_file_is_refused_on_both_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # gzip checks its data only at the member's end: the lines before may be garbage (tests/test_inputs.py).
+    packed = compressed_log(tmp_path, ".gz", gzip.open, monkeypatch)
+    corrupted(packed)
+    for fast in ("0", str(1 << 60)):
+        monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", fast)
+        result = run("list", "-k", str(packed), "--format", "json")
+        assert result.exit_code == 2 and result.stderr.startswith(f"oomtrace: error: cannot trust {packed}")
 
 
 XID = "NVRM: Xid (PCI:0000:{gpu:02x}:00): {code}, pid={pid}, name=python3, Ch 00000008"

@@ -1,8 +1,11 @@
-"""Bounded runs of the atheris fuzzers: fuzz/fuzz_lines.py and fuzz/fuzz_options.py."""
+"""Bounded runs of the atheris fuzzers: fuzz/fuzz_lines.py, fuzz/fuzz_options.py and
+fuzz/fuzz_inputs.py (reading saved logs)."""
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -59,3 +62,42 @@ def test_fuzz_the_option_values(tmp_path: Path) -> None:
     for seed in (ROOT / "fuzz" / "seeds" / "options").iterdir():
         (seeds / seed.name).write_bytes(seed.read_bytes())
     _fuzz("fuzz_options.py", seeds, max(SECONDS // 2, 5), 512)
+
+
+
+def input_seeds(seeds: Path) -> None:
+    """The inputs issues 23 and 26 found mishandled, each made from seed 000's report."""
+    import zstandard
+
+    report = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_bytes()
+    packed = gzip.compress(report)
+    flipped = bytearray(packed)
+    flipped[len(flipped) // 2] ^= 0x01
+    zstd = zstandard.ZstdCompressor(write_checksum=True).compress(report)
+    record = {"timeUnixNano": "1794661083118000000", "body": {"stringValue": "Out of memory: Killed process 1"}}
+    otlp = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record] * 40}]}]}).encode()
+    for name, data in {
+        "plain": report,
+        "gzip": packed,
+        "gzip-bit-flipped": bytes(flipped),
+        "gzip-cut": packed[: len(packed) // 2],
+        "gzip-trailing-bytes": packed + b"not gzip",
+        "zstd": zstd,
+        "zstd-cut": zstd[: len(zstd) // 2],
+        "utf-16": report.decode().encode("utf-16"),
+        "utf-32": report.decode().encode("utf-32"),
+        "cr-only": report.replace(b"\n", b"\r"),
+        "empty-lines": b"\n" * 3000 + report + b"\r\n" * 200 + b"\n" * 50,
+        "otlp-line": otlp + b"\n",
+        "random": os.urandom(4096),
+    }.items():
+        (seeds / name).write_bytes(data)
+
+
+@NEEDS_ATHERIS
+def test_fuzz_reading_saved_logs(tmp_path: Path) -> None:
+    # Both paths (line by line, chunk scan) must agree on every input: refusal or lines read.
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    input_seeds(seeds)
+    _fuzz("fuzz_inputs.py", seeds, SECONDS, 16384)

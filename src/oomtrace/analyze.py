@@ -44,9 +44,11 @@ def analyze(
     analysis = builder.finish()
     for summary in analysis.sources:
         if summary.records and not summary.recognised and not summary.events:
+            # What was cut while reading may be why (a JSON export's lines over their bound).
+            cut = f" ({summary.problem})" if summary.problem else ""
             raise InputError(
                 f"{summary.name} holds no OOM kill and does not look like a kernel log: no line "
-                "has a known prefix and none is part of an OOM report",
+                f"has a known prefix and none is part of an OOM report{cut}",
                 hint=f"understood: {UNDERSTOOD}",
             )
     return analysis

@@ -21,12 +21,14 @@ from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources import chunks
 from oomtrace.sources.base import DAMAGED
-from oomtrace.sources.textfile import BoundedLines, bytes_position, open_bytes
+from oomtrace.sources.compressed import untrusted
+from oomtrace.sources.textfile import BoundedLines, bound_note, open_bytes
 
 if TYPE_CHECKING:
     from oomtrace.sources.textfile import KernelLogFile
 
-# Lines always read in full at the start: the format, the first stamp.
+# Lines always read in full at the start: the format, the first stamp (a run of empty lines
+# counts as one).
 HEAD_LINES = 100
 
 
@@ -34,54 +36,65 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").rstrip("\r\n")
 
 
-def big_file_records(source: KernelLogFile, splitter: LineSplitter, compressed: bool) -> Iterator[Record]:
-    """The head in full, then chunk by chunk only anchor lines, the reports they open, and Xids."""
+def big_file_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[Record]:
+    """The head in full, then chunk by chunk only anchor lines, the reports they open, and Xids.
+    A file is read at offsets; standard input, a decompressor's or a transcoder's bytes stream."""
     prefilter = Prefilter()
     line_no = 0
     offset = 0
     total = 0
-    cut_lines = skipped = 0  # overlong lines the chunk scan cut, and the bytes it skipped
+    cut_lines = cut_json = skipped = 0  # overlong lines the chunk scan cut, and the bytes it skipped
     reader = _ChunkReader(splitter, prefilter)
     last: chunks.Chunk | None = None
     with open_bytes(source.path) as stream:
         head = BoundedLines(stream, source.name)
         try:
-            for raw in head.byte_lines():
-                line_no += 1
+            for read, (raw, count) in enumerate(head.line_runs(), start=1):
+                line_no += count
                 text = _decode(raw)
                 prefilter.wants(text)
-                yield from splitter.split(text, line_no)
-                if line_no >= HEAD_LINES and not prefilter.in_region:
+                # A run of empty lines is one record, and a last one (as textfile reads them).
+                yield from splitter.split(text, line_no - count + 1)
+                if count > 1 and head.at_end():
+                    yield from splitter.split("", line_no)
+                if read >= HEAD_LINES and not prefilter.in_region:
                     break
             total = line_no
             # The chunk scan takes over where the head's last line ended.
             offset = head.consumed - len(head.rest)
-            if compressed:
+            streamed = source.path == "-" or stream.transformed
+            if streamed:
                 pieces = chunks.stream_chunks(stream, offset, line_no + 1, head.rest)
             else:
                 pieces = chunks.chunks(source.path, offset, line_no + 1)
             for chunk in pieces:
                 cut_lines += chunk.cut_lines
+                cut_json += chunk.cut_json
                 skipped += chunk.skipped_bytes
-                source._report(bytes_position(stream) if compressed else chunk.offset)
+                source._report(stream.position() if streamed else chunk.offset)
                 yield from reader.read(chunk)
                 total = chunk.first_line - 1 + chunk.line_count
                 last = chunk
         except DAMAGED as error:
+            refusal = untrusted(source.name, error)
+            if refusal is not None:
+                raise refusal from None
             # A cut or damaged compressed file: keep every line before the damage.
             if line_no == 0:
                 raise InputError(f"cannot decompress {source.name}: {error}") from None
             source.problem = f"cut short after line {max(total, line_no)} ({error})"
-    if cut_lines:
-        head.cut_lines += cut_lines
-        head.skipped_bytes += skipped
-    source.add_problem(head.note())
+    source.add_problem(
+        bound_note(head.cut_lines + cut_lines, head.cut_json + cut_json, head.skipped_bytes + skipped)
+    )
     if last is not None and total > reader.last_line:
         # The last line too, so the span the report states is the file's whole span.
-        tail = last.data.splitlines()
-        if tail:
-            yield from splitter.split(_decode(tail[-1]), total)
+        yield from splitter.split(_decode(_last_line(last.data)), total)
     source.lines_read = max(total, line_no)
+
+
+def _last_line(data: bytes) -> bytes:
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    return data[data.rfind(b"\n", 0, end) + 1 : end]
 
 
 class _ChunkReader:

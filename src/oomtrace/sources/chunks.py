@@ -32,7 +32,7 @@ import stringzilla
 
 from oomtrace.prefilter import ANCHORS, XID_ANCHOR
 from oomtrace.sources.base import DAMAGED
-from oomtrace.sources.textfile import MAX_LINE_BYTES, READ_BYTES
+from oomtrace.sources.textfile import MAX_LINE_BYTES, READ_BYTES, line_bound
 
 CHUNK_BYTES = 2 << 20
 # How far a chunk's reader looks past each edge for the newline that ends the line there.
@@ -68,7 +68,10 @@ class Chunk:
     """The Xid anchor offsets by Xid code, one numpy array per code; None when some code could
     not be read here (cut, odd or long) or a line holds two Xids: then read them one by one."""
     cut_lines: int = 0
-    """Lines longer than MAX_LINE_BYTES, cut to it here (the rest was skipped, not kept)."""
+    """Lines longer than their bound (textfile.line_bound), cut to it here (the rest was
+    skipped, not kept)."""
+    cut_json: int = 0
+    """Of those, JSON lines."""
     skipped_bytes: int = 0
 
     @property
@@ -167,7 +170,7 @@ def _block_jobs(
     caller asks; a read that fails ends them, its error left in `failures`. `carry`: what an
     earlier reader of the stream read past its last line."""
     skipping = False  # inside an overlong line, after the part kept of it
-    cut_lines = skipped = 0
+    cut_lines = cut_json = skipped = 0
     while not failures:
         block, failure = _read_block(stream)
         if failure is not None:
@@ -183,15 +186,16 @@ def _block_jobs(
         data = carry + block
         cut = data.rfind(b"\n") + 1
         carry, data = data[cut:], data[:cut]
-        if len(carry) > MAX_LINE_BYTES:
+        if len(carry) > MAX_LINE_BYTES and len(carry) > (bound := line_bound(carry)):
             # A line longer than any log's: keep its start, skip the rest as it streams past.
-            skipped += len(carry) - MAX_LINE_BYTES
-            carry, skipping = carry[:MAX_LINE_BYTES], True
+            skipped += len(carry) - bound
+            carry, skipping = carry[:bound], True
             cut_lines += 1
+            cut_json += bound > MAX_LINE_BYTES
         if data:
-            yield pool.submit(_scan, offset, data, cut_lines, skipped)
+            yield pool.submit(_scan, offset, data, cut_lines, cut_json, skipped)
             offset += len(data)
-            cut_lines = skipped = 0
+            cut_lines = cut_json = skipped = 0
     if carry and not failures:  # a last line with no newline (a cut one is dropped)
         yield pool.submit(_scan, offset, carry)
 
@@ -282,7 +286,7 @@ class _FileReader:
     def scan(self, index: int) -> Chunk:
         return _scan(*self._read(self.start + index * CHUNK_BYTES))
 
-    def _read(self, begin: int) -> tuple[int, bytes, int, int]:
+    def _read(self, begin: int) -> tuple[int, bytes, int, int, int]:
         """(file offset, bytes) of the lines that start in this chunk's range, whole."""
         end = min(begin + CHUNK_BYTES, self.size)
         exact = self._exact(begin, end)
@@ -293,18 +297,20 @@ class _FileReader:
             data = os.pread(self.fd, end - begin + 1, begin - 1)
             newline = data.find(b"\n")
             if newline < 0:
-                return begin, b"", 0, 0  # inside a line that started in an earlier chunk
+                return begin, b"", 0, 0, 0  # inside a line that started in an earlier chunk
             begin, data = begin + newline, data[newline + 1 :]
             if begin >= end:
-                return begin, b"", 0, 0  # no line starts in this chunk's range
+                return begin, b"", 0, 0, 0  # no line starts in this chunk's range
         else:
             data = os.pread(self.fd, end - begin, begin)
         if end < self.size and not data.endswith(b"\n"):
-            rest, skipped = self._rest_of_line(end, MAX_LINE_BYTES - (len(data) - data.rfind(b"\n") - 1))
-            return begin, data + rest, int(skipped > 0), skipped
-        return begin, data, 0, 0
+            partial = data[data.rfind(b"\n") + 1 :]
+            bound = line_bound(partial)
+            rest, skipped = self._rest_of_line(end, bound - len(partial))
+            return begin, data + rest, int(skipped > 0), int(skipped > 0 and bound > MAX_LINE_BYTES), skipped
+        return begin, data, 0, 0, 0
 
-    def _exact(self, begin: int, end: int) -> tuple[int, bytes, int, int] | None:
+    def _exact(self, begin: int, end: int) -> tuple[int, bytes, int, int, int] | None:
         """The usual case in one read: where the first line starting in [begin, end) starts and
         where the line after the range starts, each found by peeking at a few KiB, then exactly
         those bytes. (Reading the range and then cutting and joining its edges copied each
@@ -315,13 +321,13 @@ class _FileReader:
         if first is None or last is None:
             return None
         if first >= end:
-            return first, b"", 0, 0  # no line starts in this chunk's range
+            return first, b"", 0, 0, 0  # no line starts in this chunk's range
         data = os.pread(self.fd, last - first, first)
         if len(data) != last - first:
             return None  # the file shrank under us: the careful path says what it finds
         if len(data) - data.rfind(b"\n", 0, len(data) - 1) - 1 > MAX_LINE_BYTES:
             return None
-        return first, data, 0, 0
+        return first, data, 0, 0, 0
 
     def _next_line_start(self, position: int) -> int | None:
         """The first line start at or after `position` (a line starts there if a newline ends
@@ -354,7 +360,7 @@ class _FileReader:
         return data, skipped
 
 
-def _scan(offset: int, data: bytes, cut_lines: int = 0, skipped_bytes: int = 0) -> Chunk:
+def _scan(offset: int, data: bytes, cut_lines: int = 0, cut_json: int = 0, skipped_bytes: int = 0) -> Chunk:
     """What the chunk at `offset` holds: anchor lines (Hyperscan), newlines (numpy), Xid lines
     (stringzilla) and their codes (numpy)."""
     work = _workspace(len(data))
@@ -379,6 +385,7 @@ def _scan(offset: int, data: bytes, cut_lines: int = 0, skipped_bytes: int = 0) 
         xid_starts=xids,
         xid_groups=groups,
         cut_lines=cut_lines,
+        cut_json=cut_json,
         skipped_bytes=skipped_bytes,
     )
 

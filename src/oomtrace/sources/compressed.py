@@ -1,0 +1,218 @@
+"""The compressions a saved log is read through, and what a failure part-way says of the bytes before."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from oomtrace.errors import InputError
+from oomtrace.sources.base import DAMAGED
+
+
+class Damaged(OSError):
+    """A compressed log that failed part-way through."""
+
+    def __init__(self, reason: str, *, trusted: bool, tool: str = "") -> None:
+        super().__init__(reason)
+        self.tool = tool
+        """The command that tests such a file (`gzip -t`)."""
+        self.trusted = trusted
+        """Is every byte given before the failure right? True for a cut file, and for xz and bzip2,
+        which check their data as they go. False for a gzip member or a zstd frame whose check
+        failed: those check only at their end, so what the failing one gave may be garbage (a
+        bit flipped in a .gz turned 1,000 kills into 1,175, with a phantom crash loop)."""
+
+
+@dataclass(frozen=True)
+class Compression:
+    name: str
+    magic: bytes
+    open: Callable[[BinaryIO], Any]
+    """A reader of the decompressed bytes with read1()."""
+    checked_at_end: bool
+    """Does a data error mean the bytes before it cannot be trusted (see `Damaged.trusted`)?"""
+    tool: str
+    """The command that tests a file of this kind."""
+
+
+def _open_zstd(raw: BinaryIO) -> Any:
+    # zstandard (not the standard library's until Python 3.14) reads across frames; a cut file
+    # ends its stream silently, so the frames are walked alongside to tell a cut (see _ZstdFrames).
+    import zstandard
+
+    frames = _ZstdFrames(raw)
+    reader = zstandard.ZstdDecompressor().stream_reader(frames, read_across_frames=True)  # type: ignore[arg-type]
+    return _ZstdReader(reader, frames)
+
+
+COMPRESSIONS = (
+    Compression("gzip", b"\x1f\x8b", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"), True, "gzip -t"),
+    Compression("xz", b"\xfd7zXZ\x00", lzma.LZMAFile, False, "xz -t"),
+    Compression("bzip2", b"BZh", bz2.BZ2File, False, "bzip2 -t"),
+    # logrotate and several distributions compress rotated logs with zstd (kern.log.1.zst).
+    Compression("zstd", b"\x28\xb5\x2f\xfd", _open_zstd, True, "zstd -t"),
+)
+
+
+def compression_of(head: bytes) -> Compression | None:
+    return next((c for c in COMPRESSIONS if head.startswith(c.magic)), None)
+
+
+class Decompressed:
+    """A compressed file's decompressed bytes; its failures raised as `Damaged`."""
+
+    def __init__(self, raw: io.BufferedReader, compression: Compression) -> None:
+        self.compression = compression
+        self.stream = compression.open(raw)
+
+    def read1(self, size: int = -1, /) -> bytes:
+        try:
+            return bytes(self.stream.read1(size))
+        except Damaged:
+            raise
+        except EOFError as error:  # the file ends inside a member: all before it is right
+            raise Damaged(str(error), trusted=True) from None
+        except (*DAMAGED, _zstd_error()) as error:
+            raise Damaged(str(error), trusted=self._trusted(error), tool=self.compression.tool) from None
+
+    def _trusted(self, error: BaseException) -> bool:
+        if not self.compression.checked_at_end:
+            return True
+        # gzip: bytes after a member that are not another member (the members before are checked).
+        return str(error).startswith("Not a gzipped file")
+
+    def close(self) -> None:
+        self.stream.close()  # not the file: its owner (textfile.LogBytes) closes that
+
+
+def untrusted(name: str, error: BaseException) -> InputError | None:
+    """The refusal for a compressed log whose bytes before the failure cannot be trusted."""
+    if not isinstance(error, Damaged) or error.trusted:
+        return None
+    return InputError(
+        f"cannot trust {name}: it is damaged ({error}), and its format checks its data only at the "
+        "end, so any of its lines may be garbage: none was read",
+        hint=f"test it with `{error.tool} {name}`; read an undamaged copy (a backup, the host's own "
+        "/var/log), or decompress it yourself and pass the text with -k if you accept the garbage",
+    )
+
+
+def _zstd_error() -> type[BaseException]:
+    try:
+        import zstandard
+    except ImportError:
+        return OSError
+    return zstandard.ZstdError  # type: ignore[no-any-return]
+
+
+class _ZstdReader:
+    """zstandard's stream reader, raising EOFError where the file ends inside a frame."""
+
+    def __init__(self, stream: Any, frames: _ZstdFrames) -> None:
+        self.stream = stream
+        self.frames = frames
+
+    def read1(self, size: int = -1, /) -> bytes:
+        data: bytes = self.stream.read1(size)
+        if not data and self.frames.inside:
+            raise EOFError("the file ends inside a zstd frame (it was cut)")
+        return data
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+_ZSTD_MAGIC = 0xFD2FB528
+_DICT_ID_BYTES = (0, 1, 2, 4)
+_CONTENT_SIZE_BYTES = (0, 2, 4, 8)
+
+
+class _ZstdFrames:
+    """The compressed bytes as zstandard reads them, with frames and blocks walked by their
+    headers alone (RFC 8878: no decoding), to know at the end whether the last frame ended."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self._pending = b""  # header bytes not yet complete
+        self._skip = 0  # content bytes to pass
+        self._state = "frame"
+        self._checksum = False
+        self._frame_header_bytes = 0
+        self._first = b""  # a skippable frame's size's first byte
+
+    @property
+    def inside(self) -> bool:
+        return self._state != "frame" or self._skip > 0 or bool(self._pending)
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self._walk(data)
+        return data
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def _walk(self, data: bytes) -> None:
+        position = 0
+        while position < len(data):
+            if self._skip:
+                step = min(self._skip, len(data) - position)
+                self._skip -= step
+                position += step
+                if not self._skip and self._state == "checksum":
+                    self._state = "frame"
+                continue
+            need = self._need()
+            take = min(need - len(self._pending), len(data) - position)
+            self._pending += data[position : position + take]
+            position += take
+            if len(self._pending) == need:
+                header, self._pending = self._pending, b""
+                self._header(header)
+
+    def _need(self) -> int:
+        if self._state == "frame":
+            return 5  # magic and the frame header descriptor (or a skippable frame's size's first byte)
+        if self._state == "skippable":
+            return 3
+        if self._state == "frame-header":
+            return self._frame_header_bytes
+        return 3  # a block header
+
+    def _header(self, header: bytes) -> None:
+        if self._state == "frame":
+            magic = struct.unpack("<I", header[:4])[0]
+            if magic & 0xFFFFFFF0 == 0x184D2A50:
+                self._state, self._first = "skippable", header[4:]
+                return
+            if magic != _ZSTD_MAGIC:  # not zstd: the decompressor says so
+                self._state = "frame"
+                return
+            descriptor = header[4]
+            single = descriptor >> 5 & 1
+            self._checksum = bool(descriptor >> 2 & 1)
+            size_flag = descriptor >> 6
+            size_bytes = _CONTENT_SIZE_BYTES[size_flag] or (1 if single else 0)
+            self._frame_header_bytes = (0 if single else 1) + _DICT_ID_BYTES[descriptor & 3] + size_bytes
+            self._state = "frame-header" if self._frame_header_bytes else "block"
+        elif self._state == "skippable":
+            self._skip = struct.unpack("<I", self._first + header)[0]
+            self._state = "frame"
+        elif self._state == "frame-header":
+            self._state = "block"
+        else:
+            value = int.from_bytes(header, "little")
+            last, kind, size = value & 1, value >> 1 & 3, value >> 3
+            self._skip = 1 if kind == 1 else size
+            if last:
+                self._state = "checksum" if self._checksum else "frame"
+                if self._checksum:
+                    self._skip += 4
+            if not self._skip:
+                self._state = "frame" if self._state == "checksum" else self._state
