@@ -163,8 +163,13 @@ def test_the_watchers_own_warning_is_in_the_kill_story(tmp_path: Path) -> None:
 
 
 def test_kmsg_escapes_are_undone() -> None:
-    assert _unescape("a\\x5cb\\x0ac") == "a\\b\nc"
-    assert _unescape("no escapes") == "no escapes"
+    assert _unescape(b"a\\x5cb\\x0ac") == "a\\b\nc"
+    assert _unescape(b"no escapes") == "no escapes"
+    # Issue 26: kmsg escapes each byte of UTF-8; decoded byte by byte, caf\xc3\xa9 was "cafÃ©".
+    assert _unescape(b"Killed process 4242 (caf\\xc3\\xa9-srv)") == "Killed process 4242 (café-srv)"
+    assert "Ã" not in _unescape(b"caf\\xc3\\xa9")
+    # A byte that is not UTF-8 is replaced, not a crash.
+    assert _unescape(b"bad \\xff byte") == "bad \ufffd byte"
 
 
 def test_pressure_file_format(tmp_path: Path) -> None:
