@@ -442,7 +442,8 @@ class Watcher:
             self.kills += 1
             self.emit(self._kill_notice(analysis, episode, wall))
             cgroups = tuple(c for c in (episode.memcg, episode.task_memcg) if c and c != "/")
-            self._recent.append(_Told(now, cgroups, victim_name(episode), key[1]))
+            name = episode.victim.comm if episode.victim else victim_name(episode)
+            self._recent.append(_Told(now, cgroups, name, key[1]))
         # Told (and so written everywhere): the cursor may pass the kill, up to a report begun since.
         self._hold = self._open
 
