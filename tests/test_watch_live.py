@@ -5,9 +5,11 @@ survives kill -9. The watcher runs as the installed program would, in its own pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
+import re
 import secrets
 import signal
 import subprocess
@@ -150,6 +152,12 @@ def test_kmsg_warning_then_a_real_oom_kill_with_its_story(tmp_path: Path) -> Non
     finally:
         cgroup.remove()
     assert counted["cgroup"] == str(cgroup.path) and counted["rise"] == 1
+    # Issue 23.4: it is this kill, said after its story, not a new warning that repeats it.
+    assert counted["same_kill"] == {"victim": name, "pid": pid}, counted
+    # A counter sampled before the kill line is a warning of its own; one that rose with the kill
+    # is said after its story, as part of it.
+    cgroup_events = [e for e in watching.seen if e["event"] == "warning" and e["kind"].startswith("cgroup-")]
+    assert all(watching.seen.index(e) > watching.seen.index(kill) for e in cgroup_events if "same_kill" in e)
     story = kill["story"]
     assert story["episode"]["victim"]["pid"] == pid and story["episode"]["victim"]["comm"] == name
     assert story["cause"] == "cgroup-oom" and story["episode"]["memcg"].endswith(name)
@@ -390,3 +398,246 @@ def test_psi_warns_while_a_small_cgroup_thrashes_its_page_cache(tmp_path: Path) 
         cgroup.remove()
     assert warning["value"] >= 1 and warning["limit"] == 1
     assert not any(e["event"] == "kill" for e in watching.seen)
+
+
+# ---- issue 26 and issue 23 (4): the watcher's runtime, against the real things -----------------
+
+
+def _wait_until(check: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.05)
+    pytest.fail(f"{what} within {timeout} s")
+
+
+def _kill_9(watching: Watching) -> None:
+    watching.process.kill()
+    watching.process.wait(timeout=30)
+    watching.reader.join(timeout=30)
+    assert watching.process.stderr is not None
+    watching.process.stderr.close()
+
+
+def _recorded(record: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.parametrize("reader", READERS)
+def test_a_watcher_killed_as_the_kill_line_is_read_tells_the_kill_after_restart(
+    tmp_path: Path, reader: str
+) -> None:
+    """Issue 26: the cursor was saved past the kill line before the kill was told; kill -9 then
+    (within the 0.3 s the report settles) and a restart on the same cursor never told it."""
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal, cursor, record = tmp_path / "remote.journal", tmp_path / "cursor.json", tmp_path / "record.jsonl"
+    _append(
+        journal,
+        [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, "oomtrace-test: first")],
+        boot_start,
+    )
+    options = ("--journal-file", str(journal), "--journal-reader", reader, "--cursor-file", str(cursor))
+    options += ("--record", str(record), "--warn", LOG_ONLY)
+    watching = Watching(*options)
+    _append(
+        journal,
+        [Entry(datetime.now(UTC) - timedelta(minutes=35), "spark-01", boot, "oomtrace-test: second")],
+        boot_start,
+    )
+    _wait_until(cursor.exists, 15, "no cursor saved")  # a cursor before the incident
+    seed000 = _shifted(
+        kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
+        datetime.now(UTC) - timedelta(minutes=30),
+    )
+    _append(journal, seed000, boot_start)
+    # The NVRM warning is said as the batch is read; the kill 0.3 s later: kill -9 between.
+    watching.wait_for(lambda e: e["event"] == "warning", 15)
+    _kill_9(watching)
+    told_before = [e for e in _recorded(record) if e["event"] == "kill"]
+    again = Watching(*options)
+    if not told_before:
+        kill = again.wait_for(lambda e: e["event"] == "kill", 15)
+        assert kill["story"]["episode"]["victim"]["pid"] == 1966928
+    again.stop()
+    kills = [e for e in _recorded(record) if e["event"] == "kill"]
+    assert len(kills) >= 1, "the kill was never told"
+    assert all(k["story"]["episode"]["victim"]["pid"] == 1966928 for k in kills)
+    # And read back, it is one kill whatever the two runs wrote.
+    empty = tmp_path / "empty.log"
+    empty.write_text("[    0.000000] Linux version 6.8.0\n")
+    listed = json.loads(run("list", "--record", str(record), "-k", str(empty), "-f", "json").stdout)
+    assert [e["victim"]["pid"] for e in listed["episodes"]] == [1966928]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_sighup_and_sigusr1_while_a_kill_settles_end_nothing_and_sighup_reopens(tmp_path: Path) -> None:
+    """Issue 26: SIGHUP and SIGUSR1 ended the watcher (exit 129/138) before the pending kill was
+    told. Now SIGUSR1 says how it stands and SIGHUP reopens --record (logrotate moved it)."""
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal, record = tmp_path / "remote.journal", tmp_path / "record.jsonl"
+    _append(
+        journal,
+        [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, "oomtrace-test: first")],
+        boot_start,
+    )
+    watching = Watching("--journal-file", str(journal), "--record", str(record), "--warn", LOG_ONLY)
+    seed000 = _shifted(
+        kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
+        datetime.now(UTC) - timedelta(minutes=30),
+    )
+    _append(journal, seed000, boot_start)
+    watching.wait_for(lambda e: e["event"] == "warning", 15)
+    watching.process.send_signal(signal.SIGHUP)
+    watching.process.send_signal(signal.SIGUSR1)
+    kill = watching.wait_for(lambda e: e["event"] == "kill", 15)
+    assert kill["story"]["episode"]["victim"]["comm"] == "llama-server"
+    assert watching.process.poll() is None
+    # logrotate: the file moved away, SIGHUP, and the next kill goes to a new file at the path.
+    _wait_until(lambda: any(e["event"] == "kill" for e in _recorded(record)), 5, "the kill not recorded")
+    time.sleep(1.5)  # the first SIGHUP acted on (within a second), so that the two are not one
+    record.rename(tmp_path / "record.jsonl.1")
+    watching.process.send_signal(signal.SIGHUP)
+    _wait_until(record.exists, 5, "--record not reopened")
+    seed002 = _shifted(
+        kernel_entries(FIXTURES / "seed002_ds4_server_gb10" / "kernel.log", "spark-01", boot),
+        datetime.now(UTC) - timedelta(minutes=10),
+    )
+    _append(journal, seed002, boot_start)
+    watching.wait_for(
+        lambda e: e["event"] == "kill" and e["story"]["episode"]["victim"]["comm"] == "kactivitymanage", 15
+    )
+    error = watching.stop()
+    assert error.count(f"SIGHUP: reopened --record {record}") == 2, error
+    assert "1 kill(s) told since start; warnings active: nvrm-no-memory" in error, error
+    old = [
+        e["story"]["episode"]["victim"]["comm"]
+        for e in _recorded(tmp_path / "record.jsonl.1")
+        if e["event"] == "kill"
+    ]
+    new = [e["story"]["episode"]["victim"]["comm"] for e in _recorded(record) if e["event"] == "kill"]
+    assert old == ["llama-server"] and "kactivitymanage" in new and "llama-server" not in new
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_a_record_on_a_full_disk_keeps_the_watcher_going(tmp_path: Path) -> None:
+    """Issue 26: on a full disk the kill line was written cut at 11 KB and the watcher died with
+    `internal error: OSError(28)`. Now: said once, the kill on stdout, no cut line, and written
+    once there is room."""
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal = tmp_path / "remote.journal"
+    _append(
+        journal,
+        [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, "oomtrace-test: first")],
+        boot_start,
+    )
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], check=True)
+    watching = None
+    try:
+        record = disk / "record.jsonl"
+        watching = Watching("--journal-file", str(journal), "--record", str(record), "--warn", LOG_ONLY)
+        filler = disk / "filler"
+        with filler.open("wb", buffering=0) as out, contextlib.suppress(OSError):
+            out.write(b"x" * (64 * 1024))
+        seed000 = _shifted(
+            kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
+            datetime.now(UTC) - timedelta(minutes=30),
+        )
+        _append(journal, seed000, boot_start)
+        kill = watching.wait_for(lambda e: e["event"] == "kill", 15)  # on stdout
+        assert kill["story"]["episode"]["victim"]["pid"] == 1966928
+        assert watching.process.poll() is None
+        assert all(json.loads(line) for line in record.read_text().splitlines())  # whole lines only
+        assert not any(e["event"] == "kill" for e in _recorded(record))
+        filler.unlink()
+        _wait_until(lambda: any(e["event"] == "kill" for e in _recorded(record)), 5, "the kill not written")
+        error = watching.stop()
+    finally:
+        if watching is not None and watching.process.poll() is None:
+            watching.process.kill()
+            watching.process.wait(timeout=30)
+        subprocess.run(["umount", str(disk)], check=True)
+    assert error.count("is failing: No space left on device") == 1, error
+    assert "is written again" in error and "internal error" not in error and "Traceback" not in error
+
+
+@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+def test_a_kmsg_cursor_past_the_newest_record_is_invalid(tmp_path: Path) -> None:
+    """Issue 26: a cursor with a sequence number this boot has not reached skipped every record
+    until then, silently. Read-only: nothing is written to /dev/kmsg."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip().replace("-", "")
+    cursor = tmp_path / "cursor.json"
+    cursor.write_text(
+        json.dumps({"schema": "oomtrace/1", "source": "kmsg", "cursor": f"{boot}:999999999999"})
+    )
+    watching = Watching("--source", "kmsg", "--cursor-file", str(cursor), "--warn", "kernel=off")
+    gap = watching.wait_for(lambda e: e["event"] == "gap", 10)
+    error = watching.stop()
+    assert "record 999999999999 of this boot" in gap["text"] and "started from now" in gap["text"], gap
+    assert "from now on (the saved cursor was invalid)" in error, error
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.parametrize("reader", READERS)
+def test_a_journal_cursor_the_journal_rejects_starts_from_now_with_a_gap(tmp_path: Path, reader: str) -> None:
+    """Issue 23.8: systemd-python raised `ValueError('Invalid cursor')`, shown as an internal error."""
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal = tmp_path / "remote.journal"
+    _append(
+        journal,
+        [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, "oomtrace-test: old")],
+        boot_start,
+    )
+    cursor = tmp_path / "cursor.json"
+    cursor.write_text(json.dumps({"schema": "oomtrace/1", "source": "journal", "cursor": "not-a-cursor"}))
+    watching = Watching(
+        "--journal-file", str(journal), "--journal-reader", reader, "--cursor-file", str(cursor)
+    )
+    gap = watching.wait_for(lambda e: e["event"] == "gap", 10)
+    error = watching.stop()
+    assert "internal error" not in error and "Traceback" not in error, error
+    assert gap["lost"] == -1 and "cursor" in gap["text"], gap
+    assert "from now on" in error, error
+
+
+@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+def test_kmsg_text_is_decoded_as_utf8() -> None:
+    """Issue 26: `café-srv` read from /dev/kmsg became `cafÃ©-srv`. One test line, tagged."""
+    from oomtrace.watch.follow import KmsgFollower
+
+    follower = KmsgFollower(UTC)
+    try:
+        tag = f"oomtrace-test {secrets.token_hex(4)}: café-srv"
+        with open("/dev/kmsg", "w", encoding="utf-8") as kmsg:
+            kmsg.write(f"<7>{tag}\n")
+        records = _wait_until(
+            lambda: [r for r in follower.read().records if "oomtrace-test" in r.message], 5, "not read"
+        )
+    finally:
+        follower.close()
+    assert [r.message for r in records] == [tag]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_the_start_up_line_is_one_line_in_words(tmp_path: Path) -> None:
+    """Issue 23.4: wrapped at 80 columns (two journal records under systemd), with the raw PSI
+    trigger `some 200000 2000000`."""
+    boot = secrets.token_hex(16)
+    start = datetime.now(UTC) - timedelta(hours=1)
+    journal = tmp_path / ("a-journal-with-a-long-name-" + "x" * 40 + ".journal")
+    _append(journal, [Entry(start, "h", boot, "oomtrace-test: old")], start)
+    watching = Watching("--journal-file", str(journal), "--warn", "psi-some=10")
+    error = watching.stop()
+    (line,) = [line for line in error.splitlines() if line.startswith("oomtrace: watching")]
+    assert len(line) > 80 and str(journal) in line and "samples once a second" in line, error
+    assert not re.search(r"some \d+ \d+", error), error
+    assert error.splitlines().index(line) == 0 and len(error.splitlines()) == 1, error
