@@ -641,3 +641,43 @@ def test_the_start_up_line_is_one_line_in_words(tmp_path: Path) -> None:
     assert len(line) > 80 and str(journal) in line and "samples once a second" in line, error
     assert not re.search(r"some \d+ \d+", error), error
     assert error.splitlines().index(line) == 0 and len(error.splitlines()) == 1, error
+
+
+@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+def test_kmsg_from_now_has_a_position_before_the_first_record_it_reads() -> None:
+    """Without a cursor the watcher starts from now; its position is the newest record's, so a
+    kill read first holds the cursor there (not nowhere: a restart would start from now again
+    and never tell it). Read-only."""
+    from oomtrace.watch.follow import KmsgFollower, current_boot_id
+
+    follower = KmsgFollower(UTC)
+    try:
+        first = follower.read()
+    finally:
+        follower.close()
+    boot, _, seq = (first.cursor or "").partition(":")
+    assert boot == current_boot_id() and seq.isdigit() and int(seq) >= _first_kmsg_seq()
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.skipif("python" not in READERS, reason="systemd-python is not installed")
+def test_the_journal_from_now_has_a_position_before_the_first_entry_it_reads(tmp_path: Path) -> None:
+    from oomtrace.sources.journal import JournalQuery
+    from oomtrace.watch.follow import JournalReaderFollower
+
+    boot = secrets.token_hex(16)
+    start = datetime.now(UTC) - timedelta(hours=1)
+    journal = tmp_path / "remote.journal"
+    _append(journal, [Entry(start, "h", boot, "oomtrace-test: old")], start)
+    last = subprocess.run(
+        ["journalctl", "--file", str(journal), "-o", "json", "-n", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    follower = JournalReaderFollower(JournalQuery(None, (str(journal),), None, None, None, None), UTC)
+    try:
+        first = follower.read()
+    finally:
+        follower.close()
+    assert first.records == () and first.cursor == json.loads(last.stdout)["__CURSOR"]

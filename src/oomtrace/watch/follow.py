@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
@@ -98,33 +99,31 @@ class KmsgFollower(Follower):
         self._boot = current_boot_id()
         self._after = -1
         self._lost, self._lost_why = 0, ""
+        # The newest record's number: where "from now on" starts (so that a kill read first is
+        # held behind it, and a watcher killed before telling it tells it after a restart).
+        newest = _newest_seq(path)
+        self._last_seq: int | None = newest
         saved_boot, _, saved_seq = (resume or "").partition(":")
-        newest = _newest_seq(path) if resume and saved_boot == self._boot else None
-        if (
-            resume
-            and saved_boot == self._boot
-            and saved_seq.isdigit()
-            and newest is not None
-            and int(saved_seq) > newest
-        ):
+        same_boot = bool(resume) and saved_boot == self._boot and saved_seq.isdigit()
+        if same_boot and (newest is None or int(saved_seq) <= newest):
+            self._after = self._last_seq = int(saved_seq)  # read the ring buffer, skip to it
+            self.description = f"{path}, after record {saved_seq} of this boot"
+        elif same_boot:
             # A record this boot has not logged yet: the cursor is not this log's (copied from
             # another machine, or edited). Skipping to it would hide every record until then.
             os.lseek(self.fd, 0, os.SEEK_END)
             self._lost = -1
             self._lost_why = (
                 f"the saved cursor (record {saved_seq} of this boot) is past the newest record "
-                f"({newest if newest is not None else 'none'}), so it is not this log's: started from now"
+                f"({newest}), so it is not this log's: started from now"
             )
             self.description = f"{path}, from now on (the saved cursor was invalid)"
-        elif resume and saved_boot == self._boot and saved_seq.isdigit():
-            self._after = int(saved_seq)  # same boot: read the ring buffer from the start, skip to it
-            self.description = f"{path}, after record {saved_seq} of this boot"
         elif resume:
+            self._last_seq = None  # the whole ring buffer, numbered from its first record
             self.description = f"{path}, from the start of this boot (the cursor was of another boot)"
         else:
             os.lseek(self.fd, 0, os.SEEK_END)  # no cursor: only what comes from now on
             self.description = f"{path}, from now on"
-        self._last_seq: int | None = self._after if self._after >= 0 else None
         # Uptime stamps become wall time by the realtime-monotonic offset, measured now.
         self._offset = time.time() - time.monotonic()
         self._line = 0
@@ -308,7 +307,11 @@ class JournalReaderFollower(_JournalFollower):
     def _seek_now(self) -> None:
         self.reader.seek_tail()
         # After seek_tail the reader sits past the end; without a step back it misses new entries.
-        self.reader.get_previous()
+        # The entry stepped back to is where the position starts (a kill read first is held
+        # behind it, so a watcher killed before telling it tells it after a restart).
+        if self.reader.get_previous():
+            with contextlib.suppress(OSError):
+                self._cursor = self.reader._get_cursor()
 
     def fileno(self) -> int:
         return int(self.reader.fileno())
