@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -372,18 +373,28 @@ def test_a_record_on_a_full_disk_is_said_once_kept_and_never_cut(tmp_path: Path)
     record.close()
 
 
+@contextlib.contextmanager
+def small_disk(tmp_path: Path, room: int) -> Iterator[Path]:
+    """A 64 KiB tmpfs in tmp_path (unmounted after, as root), all but about `room` bytes of it
+    taken by a file `filler` that a test removes to make room."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], check=True)
+    try:
+        with (disk / "filler").open("wb", buffering=0) as out, contextlib.suppress(OSError):
+            out.write(b"x" * (64 * 1024 - room))
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
 def test_a_record_cut_by_a_full_disk_is_taken_back_and_written_when_there_is_room(tmp_path: Path) -> None:
     """A 64 KiB tmpfs, all but 2 KiB taken: the kill's 11 KiB line does not fit. The file keeps
     whole lines only, and once room is made the line waiting is written and that is said."""
     if os.geteuid() != 0:
         pytest.skip("needs root to mount a small tmpfs")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], check=True)
-    try:
+    with small_disk(tmp_path, room=2048) as disk:
         filler = disk / "filler"
-        with filler.open("wb") as out, contextlib.suppress(OSError):
-            out.write(b"x" * (62 * 1024))
         said: list[str] = []
         path = disk / "record.jsonl"
         record = BlackBox(str(path), said.append)
@@ -399,8 +410,6 @@ def test_a_record_cut_by_a_full_disk_is_taken_back_and_written_when_there_is_roo
         (line,) = path.read_text().splitlines()
         assert json.loads(line)["event"] == "kill" and json.loads(line)["writer"] == os.getpid()
         record.close()
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
 
 
 def test_an_unwritable_cursor_file_is_an_error_at_start(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ survives kill -9. The watcher runs as the installed program would, in its own pr
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
@@ -25,6 +24,7 @@ import pytest
 from tests.conftest import FIXTURES, TEST_TAG, kernel_log_skip_reason, run, tagged_name, write_kmsg
 from tests.journals import REMOTE, Entry, kernel_entries, write_journal
 from tests.test_real_oom import CHILD, MemoryCgroup, _cgroup_root
+from tests.test_watch import small_disk
 
 # The samples' warnings off, for tests about the log: PSI left high by another test (it decays
 # over a minute) would say its own warnings between theirs.
@@ -403,6 +403,21 @@ def test_psi_warns_while_a_small_cgroup_thrashes_its_page_cache(tmp_path: Path) 
 # ---- issue 26 and issue 23 (4): the watcher's runtime, against the real things -----------------
 
 
+def _journal(tmp_path: Path, first: str = "oomtrace-test: first") -> tuple[Path, str, datetime]:
+    """A journal file with one line of a fresh boot: the watcher has something to start after."""
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal = tmp_path / "remote.journal"
+    _append(journal, [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, first)], boot_start)
+    return journal, boot, boot_start
+
+
+def _seed(name: str, boot: str, minutes_ago: int) -> list[Entry]:
+    """A fixture's kernel lines, as if logged `minutes_ago` on `boot`."""
+    lines = kernel_entries(FIXTURES / name / "kernel.log", "spark-01", boot)
+    return _shifted(lines, datetime.now(UTC) - timedelta(minutes=minutes_ago))
+
+
 def _wait_until(check: Any, timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -432,14 +447,8 @@ def test_a_watcher_killed_as_the_kill_line_is_read_tells_the_kill_after_restart(
 ) -> None:
     """Issue 26: the cursor was saved past the kill line before the kill was told; kill -9 then
     (within the 0.3 s the report settles) and a restart on the same cursor never told it."""
-    boot = secrets.token_hex(16)
-    boot_start = datetime.now(UTC) - timedelta(hours=2)
-    journal, cursor, record = tmp_path / "remote.journal", tmp_path / "cursor.json", tmp_path / "record.jsonl"
-    _append(
-        journal,
-        [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, "oomtrace-test: first")],
-        boot_start,
-    )
+    journal, boot, boot_start = _journal(tmp_path)
+    cursor, record = tmp_path / "cursor.json", tmp_path / "record.jsonl"
     options = ("--journal-file", str(journal), "--journal-reader", reader, "--cursor-file", str(cursor))
     options += ("--record", str(record), "--warn", LOG_ONLY)
     watching = Watching(*options)
@@ -449,10 +458,7 @@ def test_a_watcher_killed_as_the_kill_line_is_read_tells_the_kill_after_restart(
         boot_start,
     )
     _wait_until(cursor.exists, 15, "no cursor saved")  # a cursor before the incident
-    seed000 = _shifted(
-        kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
-        datetime.now(UTC) - timedelta(minutes=30),
-    )
+    seed000 = _seed("seed000_llama_server_gb10", boot, 30)
     _append(journal, seed000, boot_start)
     # The NVRM warning is said as the batch is read; the kill 0.3 s later: kill -9 between.
     watching.wait_for(lambda e: e["event"] == "warning", 15)
@@ -479,17 +485,10 @@ def test_sighup_and_sigusr1_while_a_kill_settles_end_nothing_and_sighup_reopens(
     told. Now SIGUSR1 says how it stands and SIGHUP reopens --record (logrotate moved it)."""
     boot = secrets.token_hex(16)
     boot_start = datetime.now(UTC) - timedelta(hours=2)
-    journal, record = tmp_path / "remote.journal", tmp_path / "record.jsonl"
-    _append(
-        journal,
-        [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, "oomtrace-test: first")],
-        boot_start,
-    )
+    journal, boot, boot_start = _journal(tmp_path)
+    record = tmp_path / "record.jsonl"
     watching = Watching("--journal-file", str(journal), "--record", str(record), "--warn", LOG_ONLY)
-    seed000 = _shifted(
-        kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
-        datetime.now(UTC) - timedelta(minutes=30),
-    )
+    seed000 = _seed("seed000_llama_server_gb10", boot, 30)
     _append(journal, seed000, boot_start)
     watching.wait_for(lambda e: e["event"] == "warning", 15)
     watching.process.send_signal(signal.SIGHUP)
@@ -503,10 +502,7 @@ def test_sighup_and_sigusr1_while_a_kill_settles_end_nothing_and_sighup_reopens(
     record.rename(tmp_path / "record.jsonl.1")
     watching.process.send_signal(signal.SIGHUP)
     _wait_until(record.exists, 5, "--record not reopened")
-    seed002 = _shifted(
-        kernel_entries(FIXTURES / "seed002_ds4_server_gb10" / "kernel.log", "spark-01", boot),
-        datetime.now(UTC) - timedelta(minutes=10),
-    )
+    seed002 = _seed("seed002_ds4_server_gb10", boot, 10)
     _append(journal, seed002, boot_start)
     watching.wait_for(
         lambda e: e["event"] == "kill" and e["story"]["episode"]["victim"]["comm"] == "kactivitymanage", 15
@@ -529,42 +525,25 @@ def test_a_record_on_a_full_disk_keeps_the_watcher_going(tmp_path: Path) -> None
     """Issue 26: on a full disk the kill line was written cut at 11 KB and the watcher died with
     `internal error: OSError(28)`. Now: said once, the kill on stdout, no cut line, and written
     once there is room."""
-    boot = secrets.token_hex(16)
-    boot_start = datetime.now(UTC) - timedelta(hours=2)
-    journal = tmp_path / "remote.journal"
-    _append(
-        journal,
-        [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, "oomtrace-test: first")],
-        boot_start,
-    )
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], check=True)
-    watching = None
-    try:
+    journal, boot, boot_start = _journal(tmp_path, "oomtrace-test: first")
+    with small_disk(tmp_path, room=4096) as disk:  # room for the first lines, not the kill's
         record = disk / "record.jsonl"
         watching = Watching("--journal-file", str(journal), "--record", str(record), "--warn", LOG_ONLY)
-        filler = disk / "filler"
-        with filler.open("wb", buffering=0) as out, contextlib.suppress(OSError):
-            out.write(b"x" * (64 * 1024))
-        seed000 = _shifted(
-            kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
-            datetime.now(UTC) - timedelta(minutes=30),
-        )
-        _append(journal, seed000, boot_start)
-        kill = watching.wait_for(lambda e: e["event"] == "kill", 15)  # on stdout
-        assert kill["story"]["episode"]["victim"]["pid"] == 1966928
-        assert watching.process.poll() is None
-        assert all(json.loads(line) for line in record.read_text().splitlines())  # whole lines only
-        assert not any(e["event"] == "kill" for e in _recorded(record))
-        filler.unlink()
-        _wait_until(lambda: any(e["event"] == "kill" for e in _recorded(record)), 5, "the kill not written")
-        error = watching.stop()
-    finally:
-        if watching is not None and watching.process.poll() is None:
-            watching.process.kill()
-            watching.process.wait(timeout=30)
-        subprocess.run(["umount", str(disk)], check=True)
+        try:
+            _append(journal, _seed("seed000_llama_server_gb10", boot, 30), boot_start)
+            kill = watching.wait_for(lambda e: e["event"] == "kill", 15)  # on stdout
+            assert kill["story"]["episode"]["victim"]["pid"] == 1966928
+            assert watching.process.poll() is None
+            assert all(json.loads(line) for line in record.read_text().splitlines())  # whole lines only
+            assert [e["event"] for e in _recorded(record)] == ["started", "warning"]
+            (disk / "filler").unlink()
+            told = lambda: any(e["event"] == "kill" for e in _recorded(record))  # noqa: E731
+            _wait_until(told, 5, "the kill not written once there was room")
+            error = watching.stop()
+        finally:
+            if watching.process.poll() is None:
+                watching.process.kill()  # before the unmount: it holds the record open
+                watching.process.wait(timeout=30)
     assert error.count("is failing: No space left on device") == 1, error
     assert "is written again" in error and "internal error" not in error and "Traceback" not in error
 
@@ -589,14 +568,7 @@ def test_a_kmsg_cursor_past_the_newest_record_is_invalid(tmp_path: Path) -> None
 @pytest.mark.parametrize("reader", READERS)
 def test_a_journal_cursor_the_journal_rejects_starts_from_now_with_a_gap(tmp_path: Path, reader: str) -> None:
     """Issue 23.8: systemd-python raised `ValueError('Invalid cursor')`, shown as an internal error."""
-    boot = secrets.token_hex(16)
-    boot_start = datetime.now(UTC) - timedelta(hours=2)
-    journal = tmp_path / "remote.journal"
-    _append(
-        journal,
-        [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, "oomtrace-test: old")],
-        boot_start,
-    )
+    journal, _, _ = _journal(tmp_path, "oomtrace-test: old")
     cursor = tmp_path / "cursor.json"
     cursor.write_text(json.dumps({"schema": "oomtrace/1", "source": "journal", "cursor": "not-a-cursor"}))
     watching = Watching(

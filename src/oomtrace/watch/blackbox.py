@@ -24,6 +24,27 @@ PENDING_MAX_BYTES = 8 << 20
 RETRY_S = 1.0
 
 
+class OnceSaid:
+    """A file's failures as the watcher says them: the first once, the rest silently (it is
+    retried), and the recovery once."""
+
+    def __init__(self, what: str, say: Callable[[str], None], then: str = "retrying") -> None:
+        self.what = what
+        self._say = say
+        self._then = then
+        self.failing = False
+
+    def failed(self, error: OSError) -> None:
+        if not self.failing:
+            self.failing = True
+            self._say(f"{self.what} is failing: {error.strerror or error}; {self._then} (said once)")
+
+    def worked(self, note: str = "") -> None:
+        if self.failing:
+            self.failing = False
+            self._say(f"{self.what} is written again{note}")
+
+
 class Record:
     """Every notice appended as one JSON line and fsync'd: a machine that wedges (journald syncs
     only every few minutes) still leaves the last minute on disk. Each line names its writer
@@ -31,13 +52,16 @@ class Record:
 
     def __init__(self, path: str, say: Callable[[str], None]) -> None:
         self.path = path
-        self._say = say
         self.writer = os.getpid()
         self._fd = self._open()
         self._pending: deque[tuple[str, bytes]] = deque()
         self._pending_bytes = 0
         self.dropped = 0
-        self._failing: str | None = None
+        then = (
+            f"the events still go to stdout and are kept (up to {PENDING_MAX_BYTES >> 20} MiB) "
+            f"and retried every {RETRY_S:g} s"
+        )
+        self._failures = OnceSaid(f"--record {path}", say, then)
         self._tried = 0.0
 
     def _open(self) -> int:
@@ -63,7 +87,7 @@ class Record:
         self._pending_bytes += len(line)
         while self._pending_bytes > PENDING_MAX_BYTES and len(self._pending) > 1:
             self._drop_one()
-        if self._failing is None or time.monotonic() - self._tried >= RETRY_S:
+        if not self._failures.failing or time.monotonic() - self._tried >= RETRY_S:
             self.flush()
 
     def retry(self) -> None:
@@ -84,27 +108,16 @@ class Record:
                     raise OSError(28, "No space left on device (only part of a line was written)")
                 os.fsync(self._fd)
             except OSError as error:
-                self._failed(error)
+                self._failures.failed(error)
                 return
             self._pending.popleft()
             self._pending_bytes -= len(line)
-        if self._failing is not None:
-            lost = f"; {self.dropped:,} event(s) dropped meanwhile" if self.dropped else ""
-            self._say(f"--record {self.path} is written again{lost}")
-            self._failing, self.dropped = None, 0
+        self._failures.worked(f"; {self.dropped:,} event(s) dropped meanwhile" if self.dropped else "")
+        self.dropped = 0
 
     def _take_back(self, size: int) -> None:
         with contextlib.suppress(OSError):  # a device (/dev/full) has no size to go back to
             os.ftruncate(self._fd, size)
-
-    def _failed(self, error: OSError) -> None:
-        if self._failing is None:
-            self._failing = error.strerror or str(error)
-            self._say(
-                f"--record {self.path} is failing: {self._failing}; the events still go to stdout "
-                f"and are kept (up to {PENDING_MAX_BYTES >> 20} MiB) and retried every {RETRY_S:g} s "
-                "(said once)"
-            )
 
     def _drop_one(self) -> None:
         index = next((i for i, (event, _) in enumerate(self._pending) if event == "sample"), 0)
@@ -196,21 +209,14 @@ class CursorFile:
     def __init__(self, path: str, source: str, say: Callable[[str], None]) -> None:
         self.path = path
         self.source = source
-        self._say = say
         self.saved: str | None = None
-        self._failing = False
+        self._failures = OnceSaid(f"--cursor-file {path}", say)
 
     def save(self, cursor: str, extra: dict[str, Any] | None = None) -> None:
         try:
             write_cursor(self.path, self.source, cursor, extra)
         except OSError as error:
-            if not self._failing:
-                self._failing = True
-                self._say(
-                    f"cannot write --cursor-file {self.path}: {error.strerror or error}; retrying (said once)"
-                )
+            self._failures.failed(error)
             return
-        if self._failing:
-            self._failing = False
-            self._say(f"--cursor-file {self.path} is written again")
+        self._failures.worked()
         self.saved = cursor

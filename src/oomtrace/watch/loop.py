@@ -19,7 +19,7 @@ from rich.text import Text
 from oomtrace.errors import InputError
 from oomtrace.formats.text import TextFormat
 from oomtrace.sanitize import inert
-from oomtrace.watch.blackbox import CursorFile, Record, read_cursor
+from oomtrace.watch.blackbox import CursorFile, OnceSaid, Record, read_cursor
 from oomtrace.watch.follow import Follower
 from oomtrace.watch.hooks import Hook
 from oomtrace.watch.notice import Notice
@@ -74,7 +74,7 @@ class Sinks:
         self.hook = Hook(options.exec_command, options.exec_timeout_s) if options.exec_command else None
         self.metrics = None
         self._metrics_due = False
-        self._metrics_failing = False
+        self._metrics_failures = OnceSaid(f"--prom-textfile {options.prom_textfile}", say)
         if options.prom_textfile:
             from oomtrace.metrics import Metrics  # prometheus-client: only with --prom-textfile
 
@@ -136,16 +136,9 @@ class Sinks:
         try:
             self.metrics.write(self.options.prom_textfile)
         except OSError as error:
-            if not self._metrics_failing:
-                self._metrics_failing = True
-                self.say(
-                    f"cannot write --prom-textfile {self.options.prom_textfile}: "
-                    f"{error.strerror or error}; retrying (said once)"
-                )
+            self._metrics_failures.failed(error)
             return
-        if self._metrics_failing:
-            self._metrics_failing = False
-            self.say(f"--prom-textfile {self.options.prom_textfile} is written again")
+        self._metrics_failures.worked()
         self._metrics_due = False
 
     def reopen(self) -> None:
