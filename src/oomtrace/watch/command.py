@@ -29,7 +29,8 @@ from oomtrace.zones import local_zone, named_zone
 
 @click.command(
     "watch",
-    epilog="""Runs until interrupted (Ctrl-C or SIGTERM end it quietly, exit 0). Warnings come
+    epilog="""Runs until interrupted (Ctrl-C or SIGTERM end it quietly, exit 0); SIGHUP reopens
+--record and --prom-textfile, SIGUSR1 says on stderr how it stands. Warnings come
 from the kernel log (NVRM NV_ERR_NO_MEMORY and Xid, page allocation failures, journald's
 memory-pressure flush, hung tasks) and from the watcher's own samples, taken every second: PSI
 memory pressure, MemAvailable and how fast it falls, and the memory events of each --cgroup.

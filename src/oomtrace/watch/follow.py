@@ -338,8 +338,10 @@ class JournalctlFollower(_JournalFollower):
         self.process = self._start(["--after-cursor", cursor] if cursor else ["-n", "0"])
         if cursor and _exits_soon(self.process):
             # A cursor journalctl cannot seek to: resume at its time (cursors carry it as t=).
-            self._lost, self._lost_why = -1, "journalctl could not seek to the saved cursor"
             since = _cursor_time(cursor)
+            at = datetime.fromtimestamp(since, UTC).isoformat(timespec="seconds") if since else ""
+            where = f"resumed at its time, {at}" if since else "started from now"
+            self._lost, self._lost_why = -1, f"journalctl could not seek to the saved cursor: {where}"
             self.process = self._start(["--since", f"@{since}"] if since else ["-n", "0"])
         how = "after the saved cursor" if cursor and not self._lost else "from now on"
         self.description = f"the {query.name} through journalctl -f, {how}"

@@ -175,10 +175,9 @@ class Watcher:
 
     def feed(self, batch: Batch, now: float, wall: datetime) -> None:
         if batch.lost:
-            count = f"{batch.lost:,} records" if batch.lost > 0 else "records"
-            self.emit(
-                Notice("gap", "lost", wall, f"{count} lost: {batch.lost_why}", data={"lost": batch.lost})
-            )
+            # -1: the source cannot count them, nor say that any were lost at all.
+            count = f"{batch.lost:,} records lost" if batch.lost > 0 else "records may have been lost"
+            self.emit(Notice("gap", "lost", wall, f"{count}: {batch.lost_why}", data={"lost": batch.lost}))
         for index, record in enumerate(batch.records):
             self._line = max(self._line, record.line_no)
             event = parse_record(record)
