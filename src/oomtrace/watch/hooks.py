@@ -22,7 +22,8 @@ QUEUE_MAX = 256
 # Of a hook's stderr, the first and the last this many bytes are kept for its failure message;
 # the rest is read and dropped (a hook that floods it grew the watcher to 3.5 GB).
 KEEP_BYTES = 4096
-# A hook that has exited but left a child holding its stderr is read this much longer.
+# A hook that has exited but left a child holding its stderr open is read until it has said
+# nothing for this long (what it wrote before exiting is read whatever the machine's load).
 AFTER_EXIT_S = 0.2
 # A group sent SIGTERM (the watcher is stopping) has this long before SIGKILL.
 TERM_GRACE_S = 1.0
@@ -159,7 +160,7 @@ def _drain(process: subprocess.Popen[bytes], payload: bytes, deadline: float) ->
         selector.register(process.stdin, selectors.EVENT_WRITE)
     else:
         process.stdin.close()
-    exited_at: float | None = None
+    exited_at: float | None = None  # once it has exited: when stderr last gave something
     try:
         while selector.get_map():
             now = time.monotonic()
@@ -178,10 +179,13 @@ def _drain(process: subprocess.Popen[bytes], payload: bytes, deadline: float) ->
                     continue
                 if data:
                     kept.add(data)
+                    exited_at = time.monotonic() if exited_at is not None else None
                 else:
                     selector.unregister(process.stderr)
             if exited_at is None and process.poll() is not None:
                 exited_at = time.monotonic()
+        if process.stderr.fileno() in {key.fd for key in selector.get_map().values()}:
+            _read_what_is_there(process, kept)
         if exited_at is None and not selector.get_map():  # stderr closed; it may still be running
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -191,6 +195,19 @@ def _drain(process: subprocess.Popen[bytes], payload: bytes, deadline: float) ->
             with contextlib.suppress(OSError):
                 stream.close()
     return kept
+
+
+def _read_what_is_there(process: subprocess.Popen[bytes], kept: _Kept, reads: int = 16) -> None:
+    """What the pipe holds now (a hook descheduled past the wait still said it), up to a bound."""
+    assert process.stderr is not None
+    for _ in range(reads):
+        try:
+            data = os.read(process.stderr.fileno(), 1 << 16)
+        except (BlockingIOError, OSError):
+            return
+        if not data:
+            return
+        kept.add(data)
 
 
 def _feed(process: subprocess.Popen[bytes], payload: bytes) -> bytes:
