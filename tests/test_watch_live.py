@@ -589,18 +589,17 @@ def test_a_journal_cursor_the_journal_rejects_starts_from_now_with_a_gap(tmp_pat
     assert "from now on" in error, error
 
 
-@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+@pytest.mark.skipif(_writes_reason() is not None, reason=_writes_reason() or "")
 def test_kmsg_text_is_decoded_as_utf8() -> None:
     """Issue 26: `café-srv` read from /dev/kmsg became `cafÃ©-srv`. One test line, tagged."""
     from oomtrace.watch.follow import KmsgFollower
 
     follower = KmsgFollower(UTC)
     try:
-        tag = f"oomtrace-test {secrets.token_hex(4)}: café-srv"
-        with open("/dev/kmsg", "w", encoding="utf-8") as kmsg:
-            kmsg.write(f"<7>{tag}\n")
+        tag = f"{TEST_TAG} {secrets.token_hex(4)}: café-srv"
+        write_kmsg(tag, priority=7)
         records = _wait_until(
-            lambda: [r for r in follower.read().records if "oomtrace-test" in r.message], 5, "not read"
+            lambda: [r for r in follower.read().records if TEST_TAG in r.message], 5, "not read"
         )
     finally:
         follower.close()
