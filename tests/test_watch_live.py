@@ -5,6 +5,7 @@ survives kill -9. The watcher runs as the installed program would, in its own pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -660,3 +661,34 @@ def test_the_journal_from_now_has_a_position_before_the_first_entry_it_reads(tmp
     finally:
         follower.close()
     assert first.records == () and first.cursor == json.loads(last.stdout)["__CURSOR"]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_a_prom_textfile_on_a_full_disk_is_retried_not_the_end_of_the_watcher(tmp_path: Path) -> None:
+    """The metrics file written at start; the disk fills; a kill is still told on stdout, the
+    failure said once, and the file brought up to date once there is room."""
+    journal, boot, boot_start = _journal(tmp_path)
+    with small_disk(tmp_path, room=16384) as disk:
+        metrics = disk / "oomtrace.prom"
+        watching = Watching(
+            "--journal-file", str(journal), "--prom-textfile", str(metrics), "--warn", LOG_ONLY
+        )
+        try:
+            with (disk / "more").open("wb", buffering=0) as out, contextlib.suppress(OSError):
+                out.write(b"x" * 65536)  # the rest of the disk
+            _append(journal, _seed("seed000_llama_server_gb10", boot, 30), boot_start)
+            watching.wait_for(lambda e: e["event"] == "kill", 15)
+            assert watching.process.poll() is None
+            assert "llama-server" not in metrics.read_text()  # the old file is left whole
+            (disk / "more").unlink()
+            _wait_until(
+                lambda: "llama-server" in metrics.read_text(), 5, "the metrics not brought up to date"
+            )
+            error = watching.stop()
+        finally:
+            if watching.process.poll() is None:
+                watching.process.kill()
+                watching.process.wait(timeout=30)
+    assert error.count(f"--prom-textfile {metrics} is failing: No space left on device") == 1, error
+    assert f"--prom-textfile {metrics} is written again" in error and "Traceback" not in error

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from oomtrace import outputs
-from oomtrace.errors import InputError
+from oomtrace.errors import InputError, OutputError
 from oomtrace.sanitize import inert
 from oomtrace.watch.notice import SCHEMA, Notice
 
@@ -34,15 +34,22 @@ class OnceSaid:
         self._then = then
         self.failing = False
 
-    def failed(self, error: OSError) -> None:
+    def failed(self, error: OSError | OutputError) -> None:
         if not self.failing:
             self.failing = True
-            self._say(f"{self.what} is failing: {error.strerror or error}; {self._then} (said once)")
+            self._say(f"{self.what} is failing: {_reason(error)}; {self._then} (said once)")
 
     def worked(self, note: str = "") -> None:
         if self.failing:
             self.failing = False
             self._say(f"{self.what} is written again{note}")
+
+
+def _reason(error: OSError | OutputError) -> str:
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    # outputs' message is `cannot write OPTION PATH: REASON`; the option and path are said already.
+    return error.message.rsplit(": ", 1)[-1]
 
 
 class Record:

@@ -16,7 +16,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
-from oomtrace.errors import InputError
+from oomtrace.errors import OutputError
 from oomtrace.formats.text import TextFormat
 from oomtrace.sanitize import inert
 from oomtrace.watch.blackbox import CursorFile, OnceSaid, Record, read_cursor
@@ -79,10 +79,8 @@ class Sinks:
             from oomtrace.metrics import Metrics  # prometheus-client: only with --prom-textfile
 
             self.metrics = Metrics()
-            try:
-                self.metrics.write(options.prom_textfile)
-            except OSError as error:
-                raise InputError(f"cannot write --prom-textfile: {error.strerror or error}") from None
+            # At start a file it cannot write is an error (outputs' one line); later it is retried.
+            self.metrics.write(options.prom_textfile)
         self.saved = False
 
     @property
@@ -135,7 +133,7 @@ class Sinks:
             return
         try:
             self.metrics.write(self.options.prom_textfile)
-        except OSError as error:
+        except (OSError, OutputError) as error:
             self._metrics_failures.failed(error)
             return
         self._metrics_failures.worked()
