@@ -6,11 +6,17 @@ tests/test_watch_live.py.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 import shutil
+import stat
 import subprocess
 import sys
+import textwrap
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,14 +25,17 @@ from dateutil import tz
 
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
+from oomtrace.watch.blackbox import Record as BlackBox
 from oomtrace.watch.follow import Batch, _unescape
+from oomtrace.watch.hooks import Hook
 from oomtrace.watch.notice import EVENTS, Notice
-from oomtrace.watch.probes import Memory, Pressure, read_pressure
+from oomtrace.watch.probes import CGROUP_EVENTS, CgroupCounters, Memory, Pressure, read_pressure
 from oomtrace.watch.thresholds import Thresholds, parse_warn
-from oomtrace.watch.watcher import Sample, Watcher
+from oomtrace.watch.watcher import FOLD_S, OPEN_REPORT_S, Sample, Watcher
 from tests.conftest import FIXTURES, run
 
 SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
+LOG_ONLY = "psi-some=off,psi-full=off,memavail=off,zero-in=off"
 
 
 def _records(log: Path) -> list[Record]:
@@ -163,8 +172,13 @@ def test_the_watchers_own_warning_is_in_the_kill_story(tmp_path: Path) -> None:
 
 
 def test_kmsg_escapes_are_undone() -> None:
-    assert _unescape("a\\x5cb\\x0ac") == "a\\b\nc"
-    assert _unescape("no escapes") == "no escapes"
+    assert _unescape(b"a\\x5cb\\x0ac") == "a\\b\nc"
+    assert _unescape(b"no escapes") == "no escapes"
+    # Issue 26: kmsg escapes each byte of UTF-8; decoded byte by byte, caf\xc3\xa9 was "cafÃ©".
+    assert _unescape(b"Killed process 4242 (caf\\xc3\\xa9-srv)") == "Killed process 4242 (café-srv)"
+    assert "Ã" not in _unescape(b"caf\\xc3\\xa9")
+    # A byte that is not UTF-8 is replaced, not a crash.
+    assert _unescape(b"bad \\xff byte") == "bad \ufffd byte"
 
 
 def test_pressure_file_format(tmp_path: Path) -> None:
@@ -239,3 +253,308 @@ def test_watching_a_system_journal_that_is_not_there_is_an_error(monkeypatch: py
     monkeypatch.setattr(command, "system_journal_present", lambda: False)
     result = run("watch", "--source", "journal", "--duration", "0")
     assert result.exit_code == 2 and "no system journal to follow" in result.output
+
+
+# ---- issue 26 and issue 23 (4, 8): the watcher's runtime --------------------------------------
+
+SEED000_SCOPE = (
+    "/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/"
+    "vte-spawn-8c6a1f2e-1d1b-4c5e-9b8e-3f6f2b9f1c11.scope"
+)
+
+
+def _cgroup_sample(now: float, wall: datetime, path: str, counts: dict[str, int]) -> Sample:
+    return Sample(now, wall, None, None, (CgroupCounters(path, counts),))
+
+
+def test_cgroup_counters_that_rise_with_a_kill_are_said_as_that_kill_after_its_story() -> None:
+    """Issue 23.4: `cgroup-max +124` and `cgroup-oom_kill` came after the story and read as new
+    warnings. Sampled while the kill settles, they wait for it and are marked as the same kill."""
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(LOG_ONLY), UTC, str(SEED000), said.append, "boot-1")
+    path = "/sys/fs/cgroup" + SEED000_SCOPE.rsplit("/", 1)[0]  # the slice above the victim's scope
+    records = _records(SEED000)
+    at = next(i for i, r in enumerate(records) if "Killed process 1966928" in r.message)
+    wall = records[at].stamp.wall
+    assert wall is not None
+    watcher.sample(_cgroup_sample(0.0, wall, path, {"max": 10, "oom_kill": 0}))
+    for record in records[: at + 1]:
+        watcher.feed(Batch((record,), None), 0.1, wall)
+    # The next sample comes before the report has settled: the counters rose with the kill.
+    watcher.sample(_cgroup_sample(0.2, wall, path, {"max": 134, "oom_kill": 1}))
+    assert [n.event for n in said] == ["warning"]  # the NVRM warning; nothing about the cgroup yet
+    for record in records[at + 1 :]:
+        watcher.feed(Batch((record,), None), 0.25, wall)
+    watcher.tick(1.0, wall)
+    events = [(n.event, n.kind) for n in said]
+    assert events == [
+        ("warning", "nvrm-no-memory"),
+        ("kill", "kernel-oom"),
+        ("warning", "cgroup-max"),
+        ("warning", "cgroup-oom_kill"),
+    ], events
+    for notice in said[2:]:
+        assert notice.data["same_kill"] == {"victim": "llama-server", "pid": 1966928}
+        assert notice.text.endswith("the kill of llama-server (pid 1966928) told above"), notice.text
+        assert not notice.meaning  # the story said what it means
+    assert "+124 (now 134)" in said[2].text
+
+
+def test_a_cgroup_oom_kill_with_no_kill_line_is_said_on_its_own_after_a_wait() -> None:
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(LOG_ONLY), UTC, "kmsg", said.append, "boot-1")
+    wall = datetime(2026, 11, 14, 13, 0, tzinfo=UTC)
+    path = "/sys/fs/cgroup/system.slice/other.service"
+    watcher.sample(_cgroup_sample(0.0, wall, path, {"oom_kill": 0, "high": 0}))
+    watcher.sample(_cgroup_sample(1.0, wall, path, {"oom_kill": 1, "high": 5}))
+    # `high` is a warning at once; oom_kill waits for the kill line the log may still bring.
+    assert [n.kind for n in said] == ["cgroup-high"]
+    watcher.tick(1.0 + FOLD_S + 0.1, wall)
+    assert [n.kind for n in said] == ["cgroup-high", "cgroup-oom_kill"]
+    assert "same_kill" not in said[1].data and said[1].meaning == CGROUP_EVENTS["oom_kill"]
+
+
+def _seed000_batches() -> tuple[list[Batch], int]:
+    """Seed 000 one record a batch, each with its cursor (`c<line>`), and the kill line's index."""
+    records = _records(SEED000)
+    batches = [Batch((r,), f"c{r.line_no}", cursors=(f"c{r.line_no}",)) for r in records if r.stamp.wall]
+    kill = next(i for i, b in enumerate(batches) if "Killed process 1966928" in b.records[0].message)
+    return batches, kill
+
+
+def test_the_cursor_does_not_pass_a_kill_before_its_story_is_told() -> None:
+    """Issue 26: the cursor was saved past the kill line before the kill was told; a watcher
+    killed then never told it. The cursor now stays before the report until the story is out."""
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(LOG_ONLY), UTC, str(SEED000), said.append, "boot-1")
+    batches, kill = _seed000_batches()
+    start = next(i for i, b in enumerate(batches) if "invoked oom-killer" in b.records[0].message)
+    before_report = batches[start - 1].cursor
+    for batch in batches[: kill + 1]:
+        watcher.feed(batch, 0.0, datetime.now(UTC))
+    assert watcher.cursor == before_report
+    for batch in batches[kill + 1 :]:
+        watcher.feed(batch, 0.1, datetime.now(UTC))
+        assert watcher.cursor == before_report  # the reaper's line and the rest: still held
+    assert not any(n.event == "kill" for n in said)
+    watcher.tick(1.0, datetime.now(UTC))
+    assert [n.event for n in said][-1] == "kill"
+    assert watcher.cursor == batches[-1].cursor  # told: the cursor passes it
+
+
+def test_a_report_that_never_gets_its_kill_line_stops_holding_the_cursor() -> None:
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(LOG_ONLY), UTC, str(SEED000), said.append, "boot-1")
+    batches, kill = _seed000_batches()
+    start = next(i for i, b in enumerate(batches) if "invoked oom-killer" in b.records[0].message)
+    for batch in batches[start:kill]:  # the report, cut before its kill line
+        watcher.feed(batch, 0.0, datetime.now(UTC))
+    assert watcher.cursor is None  # held before the report's first line (nothing before it here)
+    watcher.tick(OPEN_REPORT_S + 1, datetime.now(UTC))
+    assert watcher.cursor == batches[kill - 1].cursor
+
+
+def test_a_record_on_a_full_disk_is_said_once_kept_and_never_cut(tmp_path: Path) -> None:
+    """Issue 26: --record on a full disk died with `internal error: OSError(28)`. On a tmpfs
+    with no room left every write fails: said once, the events kept, the watcher goes on. (A
+    /dev/full node is refused at start, as every device is for --record: outputs.py.)"""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    with small_disk(tmp_path, room=0) as disk:
+        said: list[str] = []
+        record = BlackBox(str(disk / "record.jsonl"), said.append)
+        wall = datetime(2026, 11, 14, 13, 0, tzinfo=UTC)
+        for second in range(3):
+            record.write(Notice("warning", "psi-some", wall, f"pressure {second} " + "x" * 4096))
+        record._tried = 0.0  # the retry's clock, run on
+        record.retry()
+        assert record.behind
+        assert len(said) == 1 and "--record" in said[0] and "No space left on device" in said[0], said
+        assert (disk / "record.jsonl").read_bytes() == b""
+        record.close()
+        assert len(said) == 1
+
+
+@contextlib.contextmanager
+def small_disk(tmp_path: Path, room: int) -> Iterator[Path]:
+    """A 64 KiB tmpfs in tmp_path (unmounted after, as root), all but about `room` bytes of it
+    taken by a file `filler` that a test removes to make room."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], check=True)
+    try:
+        with (disk / "filler").open("wb", buffering=0) as out, contextlib.suppress(OSError):
+            out.write(b"x" * (64 * 1024 - room))
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_record_cut_by_a_full_disk_is_taken_back_and_written_when_there_is_room(tmp_path: Path) -> None:
+    """A 64 KiB tmpfs, all but 2 KiB taken: the kill's 11 KiB line does not fit. The file keeps
+    whole lines only, and once room is made the line waiting is written and that is said."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    with small_disk(tmp_path, room=2048) as disk:
+        filler = disk / "filler"
+        said: list[str] = []
+        path = disk / "record.jsonl"
+        record = BlackBox(str(path), said.append)
+        wall = datetime(2026, 11, 14, 13, 0, tzinfo=UTC)
+        big = Notice("kill", "kernel-oom", wall, "llama-server", lines=({"message": "x" * 11_000},))
+        record.write(big)
+        assert record.behind and len(said) == 1 and "is failing" in said[0]
+        assert path.read_bytes() == b""  # not a cut line
+        filler.unlink()
+        record._tried = 0.0
+        record.retry()
+        assert not record.behind and "is written again" in said[-1]
+        (line,) = path.read_text().splitlines()
+        assert json.loads(line)["event"] == "kill" and json.loads(line)["writer"] == os.getpid()
+        record.close()
+
+
+def test_an_unwritable_cursor_file_is_an_error_at_start(tmp_path: Path) -> None:
+    """Issue 26: accepted at start, it crashed at the first record."""
+    for path in (tmp_path / "no-such-folder" / "cursor.json", tmp_path):
+        result = run("watch", "--cursor-file", str(path), "--source", "kmsg", "--duration", "0")
+        assert result.exit_code == 2, result.output
+        assert "cannot write --cursor-file" in result.output, result.output
+        assert "Traceback" not in result.output and "internal error" not in result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+    assert list(tmp_path.iterdir()) == []  # the check left nothing behind
+
+
+def test_a_hook_flooding_its_stderr_costs_the_watcher_no_memory(tmp_path: Path) -> None:
+    """Issue 23.8: a hook writing its stderr without end grew the watcher to 2.4-3.5 GB. 256 MiB
+    of it now leaves the watcher's peak memory where it was; the failure keeps both ends."""
+    script = tmp_path / "hook.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys
+            from datetime import UTC, datetime
+            from oomtrace.watch.hooks import Hook
+            from oomtrace.watch.notice import Notice
+            hook = Hook(sys.argv[1], 60)
+            hook.send(Notice("warning", "psi-some", datetime.now(UTC), "pressure"))
+            hook.close(60)
+            # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent (pytest) through fork.
+            print(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM:")))
+            """
+        )
+    )
+    flood = (
+        "echo first-words >&2; head -c 268435456 /dev/zero | tr '\\0' x >&2; "
+        "echo >&2; echo last-words >&2; exit 3"
+    )
+    done = subprocess.run([sys.executable, str(script), flood], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    peak_kib = int(done.stdout)
+    assert peak_kib < 150 * 1024, f"{peak_kib} KiB"
+    assert "Traceback" not in done.stderr
+    (failure,) = done.stderr.splitlines()
+    assert "--exec failed (exit 3): first-words \u2026 last-words" in failure, failure
+    assert "268,435,4" in failure and "first and last 4 KiB kept" in failure, failure
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait_for(path: Path, timeout: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)
+    pytest.fail(f"{path} was not written within {timeout} s")
+
+
+@pytest.mark.parametrize("how", ["watcher stops", "time limit"])
+def test_a_hook_and_its_children_are_ended_with_their_group(tmp_path: Path, how: str) -> None:
+    """Issue 26: hooks still running when the watcher exited were orphaned. Each runs in its own
+    process group, ended (children too) at its time limit and when the watcher stops."""
+    pid_file = tmp_path / "pgid"
+    hook = Hook(f"echo $$ > {pid_file}; sleep 60 & sleep 60", 60 if how == "watcher stops" else 0.5)
+    hook.send(Notice("kill", "kernel-oom", datetime.now(UTC), "llama-server"))
+    pgid = int(_wait_for(pid_file))
+    assert os.getpgid(pgid) == pgid  # the shell leads a group of its own
+    if how == "watcher stops":
+        hook.close(wait_s=0.2)
+    deadline = time.monotonic() + 10
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _group_alive(pgid), "the hook's group (its background sleep too) outlived it"
+    if how == "time limit":
+        hook.close()
+
+
+def _two_writers_record(tmp_path: Path) -> Path:
+    """What two watchers following the same log write to one --record: each event twice,
+    interleaved, each line with its writer."""
+    said = _replay(_records(SEED000))
+    path = tmp_path / "record.jsonl"
+    first, second = BlackBox(str(path), print), BlackBox(str(path), print)
+    second.writer = first.writer + 1
+    started = Notice("started", "journal", said[0].time, "watching the journal")
+    for notice in [started, *said]:
+        first.write(notice)
+        second.write(notice)
+    first.close()
+    second.close()
+    return path
+
+
+def test_a_record_two_watchers_appended_counts_each_kill_once(tmp_path: Path) -> None:
+    """Issue 26: read back, every kill of such a file was counted twice."""
+    record = _two_writers_record(tmp_path)
+    empty = tmp_path / "empty.log"
+    empty.write_text("[    0.000000] Linux version 6.8.0\n")
+    listed = run("list", "--record", str(record), "-k", str(empty), "--tz", "UTC", "-f", "json")
+    assert listed.exit_code == 0, listed.output
+    document = json.loads(listed.stdout)
+    assert [e["victim"]["pid"] for e in document["episodes"]] == [1966928]
+    (problem,) = [p["problem"] for p in document["source"]["problems"] if p["name"] == str(record)]
+    pid = os.getpid()
+    assert f"2 watchers appended this file at once (pids {pid}, {pid + 1})" in problem, problem
+    assert "1 kill(s) and 1 other event(s) written twice were read once" in problem, problem
+    why = json.loads(
+        run("why", "llama-server", "--record", str(record), "-k", str(empty), "-f", "json").stdout
+    )
+    warnings = [t for t in why["timeline"] if t["kind"] == "warning"]
+    assert len(warnings) == len({t["text"] for t in warnings})  # the NVRM warning once, not twice
+
+
+def test_one_watcher_restarted_on_its_record_is_not_two_writers(tmp_path: Path) -> None:
+    said = _replay(_records(SEED000))
+    path = tmp_path / "record.jsonl"
+    for writer in (100, 200):  # one after the other, as after a restart
+        record = BlackBox(str(path), print)
+        record.writer = writer
+        for notice in said:
+            record.write(notice)
+        record.close()
+    empty = tmp_path / "empty.log"
+    empty.write_text("[    0.000000] Linux version 6.8.0\n")
+    document = json.loads(run("list", "--record", str(path), "-k", str(empty), "-f", "json").stdout)
+    (problem,) = [p["problem"] for p in document["source"]["problems"] if p["name"] == str(path)]
+    assert "at once" not in problem and "1 kill(s) and 1 other event(s) written twice" in problem
+
+
+def test_reading_kmsg_as_a_file_points_to_watch_instead_of_hanging(tmp_path: Path) -> None:
+    """Issue 26: `-k /dev/kmsg` waited for ever at the end of the ring buffer."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mknod a /dev/kmsg node (char 1,11) in tmp_path")
+    node = tmp_path / "kmsg"
+    os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(1, 11))
+    started = time.monotonic()
+    result = run("list", "-k", str(node))
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 2, result.output
+    assert "is the kernel's live log" in result.output and "oomtrace watch --source kmsg" in result.output
+    assert len(result.output.strip().splitlines()) == 1

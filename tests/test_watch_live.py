@@ -5,9 +5,11 @@ survives kill -9. The watcher runs as the installed program would, in its own pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
+import re
 import secrets
 import signal
 import subprocess
@@ -23,6 +25,7 @@ import pytest
 from tests.conftest import FIXTURES, TEST_TAG, kernel_log_skip_reason, run, tagged_name, write_kmsg
 from tests.journals import REMOTE, Entry, kernel_entries, write_journal
 from tests.test_real_oom import CHILD, MemoryCgroup, _cgroup_root
+from tests.test_watch import small_disk
 
 # The samples' warnings off, for tests about the log: PSI left high by another test (it decays
 # over a minute) would say its own warnings between theirs.
@@ -150,6 +153,12 @@ def test_kmsg_warning_then_a_real_oom_kill_with_its_story(tmp_path: Path) -> Non
     finally:
         cgroup.remove()
     assert counted["cgroup"] == str(cgroup.path) and counted["rise"] == 1
+    # Issue 23.4: it is this kill, said after its story, not a new warning that repeats it.
+    assert counted["same_kill"] == {"victim": name, "pid": pid}, counted
+    # A counter sampled before the kill line is a warning of its own; one that rose with the kill
+    # is said after its story, as part of it.
+    cgroup_events = [e for e in watching.seen if e["event"] == "warning" and e["kind"].startswith("cgroup-")]
+    assert all(watching.seen.index(e) > watching.seen.index(kill) for e in cgroup_events if "same_kill" in e)
     story = kill["story"]
     assert story["episode"]["victim"]["pid"] == pid and story["episode"]["victim"]["comm"] == name
     assert story["cause"] == "cgroup-oom" and story["episode"]["memcg"].endswith(name)
@@ -390,3 +399,296 @@ def test_psi_warns_while_a_small_cgroup_thrashes_its_page_cache(tmp_path: Path) 
         cgroup.remove()
     assert warning["value"] >= 1 and warning["limit"] == 1
     assert not any(e["event"] == "kill" for e in watching.seen)
+
+
+# ---- issue 26 and issue 23 (4): the watcher's runtime, against the real things -----------------
+
+
+def _journal(tmp_path: Path, first: str = "oomtrace-test: first") -> tuple[Path, str, datetime]:
+    """A journal file with one line of a fresh boot: the watcher has something to start after."""
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal = tmp_path / "remote.journal"
+    _append(journal, [Entry(datetime.now(UTC) - timedelta(minutes=40), "spark-01", boot, first)], boot_start)
+    return journal, boot, boot_start
+
+
+def _seed(name: str, boot: str, minutes_ago: int) -> list[Entry]:
+    """A fixture's kernel lines, as if logged `minutes_ago` on `boot`."""
+    lines = kernel_entries(FIXTURES / name / "kernel.log", "spark-01", boot)
+    return _shifted(lines, datetime.now(UTC) - timedelta(minutes=minutes_ago))
+
+
+def _wait_until(check: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.05)
+    pytest.fail(f"{what} within {timeout} s")
+
+
+def _kill_9(watching: Watching) -> None:
+    watching.process.kill()
+    watching.process.wait(timeout=30)
+    watching.reader.join(timeout=30)
+    assert watching.process.stderr is not None
+    watching.process.stderr.close()
+
+
+def _recorded(record: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in record.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.parametrize("reader", READERS)
+def test_a_watcher_killed_as_the_kill_line_is_read_tells_the_kill_after_restart(
+    tmp_path: Path, reader: str
+) -> None:
+    """Issue 26: the cursor was saved past the kill line before the kill was told; kill -9 then
+    (within the 0.3 s the report settles) and a restart on the same cursor never told it."""
+    journal, boot, boot_start = _journal(tmp_path)
+    cursor, record = tmp_path / "cursor.json", tmp_path / "record.jsonl"
+    options = ("--journal-file", str(journal), "--journal-reader", reader, "--cursor-file", str(cursor))
+    options += ("--record", str(record), "--warn", LOG_ONLY)
+    watching = Watching(*options)
+    _append(
+        journal,
+        [Entry(datetime.now(UTC) - timedelta(minutes=35), "spark-01", boot, "oomtrace-test: second")],
+        boot_start,
+    )
+    _wait_until(cursor.exists, 15, "no cursor saved")  # a cursor before the incident
+    seed000 = _seed("seed000_llama_server_gb10", boot, 30)
+    _append(journal, seed000, boot_start)
+    # The NVRM warning is said as the batch is read; the kill 0.3 s later: kill -9 between.
+    watching.wait_for(lambda e: e["event"] == "warning", 15)
+    _kill_9(watching)
+    told_before = [e for e in _recorded(record) if e["event"] == "kill"]
+    again = Watching(*options)
+    if not told_before:
+        kill = again.wait_for(lambda e: e["event"] == "kill", 15)
+        assert kill["story"]["episode"]["victim"]["pid"] == 1966928
+    again.stop()
+    kills = [e for e in _recorded(record) if e["event"] == "kill"]
+    assert len(kills) >= 1, "the kill was never told"
+    assert all(k["story"]["episode"]["victim"]["pid"] == 1966928 for k in kills)
+    # And read back, it is one kill whatever the two runs wrote.
+    empty = tmp_path / "empty.log"
+    empty.write_text("[    0.000000] Linux version 6.8.0\n")
+    listed = json.loads(run("list", "--record", str(record), "-k", str(empty), "-f", "json").stdout)
+    assert [e["victim"]["pid"] for e in listed["episodes"]] == [1966928]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_sighup_and_sigusr1_while_a_kill_settles_end_nothing_and_sighup_reopens(tmp_path: Path) -> None:
+    """Issue 26: SIGHUP and SIGUSR1 ended the watcher (exit 129/138) before the pending kill was
+    told. Now SIGUSR1 says how it stands and SIGHUP reopens --record (logrotate moved it)."""
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal, boot, boot_start = _journal(tmp_path)
+    record = tmp_path / "record.jsonl"
+    watching = Watching("--journal-file", str(journal), "--record", str(record), "--warn", LOG_ONLY)
+    seed000 = _seed("seed000_llama_server_gb10", boot, 30)
+    _append(journal, seed000, boot_start)
+    watching.wait_for(lambda e: e["event"] == "warning", 15)
+    watching.process.send_signal(signal.SIGHUP)
+    watching.process.send_signal(signal.SIGUSR1)
+    kill = watching.wait_for(lambda e: e["event"] == "kill", 15)
+    assert kill["story"]["episode"]["victim"]["comm"] == "llama-server"
+    assert watching.process.poll() is None
+    # logrotate: the file moved away, SIGHUP, and the next kill goes to a new file at the path.
+    _wait_until(lambda: any(e["event"] == "kill" for e in _recorded(record)), 5, "the kill not recorded")
+    time.sleep(1.5)  # the first SIGHUP acted on (within a second), so that the two are not one
+    record.rename(tmp_path / "record.jsonl.1")
+    watching.process.send_signal(signal.SIGHUP)
+    _wait_until(record.exists, 5, "--record not reopened")
+    seed002 = _seed("seed002_ds4_server_gb10", boot, 10)
+    _append(journal, seed002, boot_start)
+    watching.wait_for(
+        lambda e: e["event"] == "kill" and e["story"]["episode"]["victim"]["comm"] == "kactivitymanage", 15
+    )
+    error = watching.stop()
+    assert error.count(f"SIGHUP: reopened --record {record}") == 2, error
+    # SIGUSR1 lands while the kill settles or just after it is told: either is said as it is.
+    status = re.search(
+        r"oomtrace: (\d) kill\(s\) told since start; warnings active: nvrm-no-memory(.*)", error
+    )
+    assert status is not None, error
+    assert (status[1], status[2]) in (("0", "; a kill is being told"), ("1", "")), status[0]
+    old = [
+        e["story"]["episode"]["victim"]["comm"]
+        for e in _recorded(tmp_path / "record.jsonl.1")
+        if e["event"] == "kill"
+    ]
+    new = [e["story"]["episode"]["victim"]["comm"] for e in _recorded(record) if e["event"] == "kill"]
+    assert old == ["llama-server"] and "kactivitymanage" in new and "llama-server" not in new
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_a_record_on_a_full_disk_keeps_the_watcher_going(tmp_path: Path) -> None:
+    """Issue 26: on a full disk the kill line was written cut at 11 KB and the watcher died with
+    `internal error: OSError(28)`. Now: said once, the kill on stdout, no cut line, and written
+    once there is room."""
+    journal, boot, boot_start = _journal(tmp_path, "oomtrace-test: first")
+    with small_disk(tmp_path, room=4096) as disk:  # room for the first lines, not the kill's
+        record = disk / "record.jsonl"
+        watching = Watching("--journal-file", str(journal), "--record", str(record), "--warn", LOG_ONLY)
+        try:
+            _append(journal, _seed("seed000_llama_server_gb10", boot, 30), boot_start)
+            kill = watching.wait_for(lambda e: e["event"] == "kill", 15)  # on stdout
+            assert kill["story"]["episode"]["victim"]["pid"] == 1966928
+            assert watching.process.poll() is None
+            assert all(json.loads(line) for line in record.read_text().splitlines())  # whole lines only
+            assert [e["event"] for e in _recorded(record)] == ["started", "warning"]
+            (disk / "filler").unlink()
+            told = lambda: any(e["event"] == "kill" for e in _recorded(record))  # noqa: E731
+            _wait_until(told, 5, "the kill not written once there was room")
+            error = watching.stop()
+        finally:
+            if watching.process.poll() is None:
+                watching.process.kill()  # before the unmount: it holds the record open
+                watching.process.wait(timeout=30)
+    assert error.count("is failing: No space left on device") == 1, error
+    assert "is written again" in error and "internal error" not in error and "Traceback" not in error
+
+
+@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+def test_a_kmsg_cursor_past_the_newest_record_is_invalid(tmp_path: Path) -> None:
+    """Issue 26: a cursor with a sequence number this boot has not reached skipped every record
+    until then, silently. Read-only: nothing is written to /dev/kmsg."""
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip().replace("-", "")
+    cursor = tmp_path / "cursor.json"
+    cursor.write_text(
+        json.dumps({"schema": "oomtrace/1", "source": "kmsg", "cursor": f"{boot}:999999999999"})
+    )
+    watching = Watching("--source", "kmsg", "--cursor-file", str(cursor), "--warn", "kernel=off")
+    gap = watching.wait_for(lambda e: e["event"] == "gap", 10)
+    error = watching.stop()
+    assert "record 999999999999 of this boot" in gap["text"] and "started from now" in gap["text"], gap
+    assert gap["text"].startswith("records may have been lost: ") and gap["lost"] == -1, gap
+    assert "from now on (the saved cursor was invalid)" in error, error
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.parametrize("reader", READERS)
+def test_a_journal_cursor_the_journal_rejects_starts_from_now_with_a_gap(tmp_path: Path, reader: str) -> None:
+    """Issue 23.8: systemd-python raised `ValueError('Invalid cursor')`, shown as an internal error."""
+    journal, _, _ = _journal(tmp_path, "oomtrace-test: old")
+    cursor = tmp_path / "cursor.json"
+    cursor.write_text(json.dumps({"schema": "oomtrace/1", "source": "journal", "cursor": "not-a-cursor"}))
+    watching = Watching(
+        "--journal-file", str(journal), "--journal-reader", reader, "--cursor-file", str(cursor)
+    )
+    gap = watching.wait_for(lambda e: e["event"] == "gap", 10)
+    error = watching.stop()
+    assert "internal error" not in error and "Traceback" not in error, error
+    assert gap["lost"] == -1 and "cursor" in gap["text"] and "started from now" in gap["text"], gap
+    # Nothing says that records were lost, nor how many: only that they may have been.
+    assert gap["text"].startswith("records may have been lost: "), gap
+    assert "from now on" in error, error
+
+
+@pytest.mark.skipif(_writes_reason() is not None, reason=_writes_reason() or "")
+def test_kmsg_text_is_decoded_as_utf8() -> None:
+    """Issue 26: `café-srv` read from /dev/kmsg became `cafÃ©-srv`. One test line, tagged."""
+    from oomtrace.watch.follow import KmsgFollower
+
+    follower = KmsgFollower(UTC)
+    try:
+        tag = f"{TEST_TAG} {secrets.token_hex(4)}: café-srv"
+        write_kmsg(tag, priority=7)
+        records = _wait_until(
+            lambda: [r for r in follower.read().records if TEST_TAG in r.message], 5, "not read"
+        )
+    finally:
+        follower.close()
+    assert [r.message for r in records] == [tag]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_the_start_up_line_is_one_line_in_words(tmp_path: Path) -> None:
+    """Issue 23.4: wrapped at 80 columns (two journal records under systemd), with the raw PSI
+    trigger `some 200000 2000000`."""
+    boot = secrets.token_hex(16)
+    start = datetime.now(UTC) - timedelta(hours=1)
+    journal = tmp_path / ("a-journal-with-a-long-name-" + "x" * 40 + ".journal")
+    _append(journal, [Entry(start, "h", boot, "oomtrace-test: old")], start)
+    watching = Watching("--journal-file", str(journal), "--warn", "psi-some=10")
+    error = watching.stop()
+    (line,) = [line for line in error.splitlines() if line.startswith("oomtrace: watching")]
+    assert len(line) > 80 and str(journal) in line and "samples once a second" in line, error
+    assert not re.search(r"some \d+ \d+", error), error
+    assert error.splitlines().index(line) == 0 and len(error.splitlines()) == 1, error
+
+
+@pytest.mark.skipif(_root_reason() is not None, reason=_root_reason() or "")
+def test_kmsg_from_now_has_a_position_before_the_first_record_it_reads() -> None:
+    """Without a cursor the watcher starts from now; its position is the newest record's, so a
+    kill read first holds the cursor there (not nowhere: a restart would start from now again
+    and never tell it). Read-only."""
+    from oomtrace.watch.follow import KmsgFollower, current_boot_id
+
+    follower = KmsgFollower(UTC)
+    try:
+        first = follower.read()
+    finally:
+        follower.close()
+    boot, _, seq = (first.cursor or "").partition(":")
+    assert boot == current_boot_id() and seq.isdigit() and int(seq) >= _first_kmsg_seq()
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.skipif("python" not in READERS, reason="systemd-python is not installed")
+def test_the_journal_from_now_has_a_position_before_the_first_entry_it_reads(tmp_path: Path) -> None:
+    from oomtrace.sources.journal import JournalQuery
+    from oomtrace.watch.follow import JournalReaderFollower
+
+    boot = secrets.token_hex(16)
+    start = datetime.now(UTC) - timedelta(hours=1)
+    journal = tmp_path / "remote.journal"
+    _append(journal, [Entry(start, "h", boot, "oomtrace-test: old")], start)
+    last = subprocess.run(
+        ["journalctl", "--file", str(journal), "-o", "json", "-n", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    follower = JournalReaderFollower(JournalQuery(None, (str(journal),), None, None, None, None), UTC)
+    try:
+        first = follower.read()
+    finally:
+        follower.close()
+    assert first.records == () and first.cursor == json.loads(last.stdout)["__CURSOR"]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_a_prom_textfile_on_a_full_disk_is_retried_not_the_end_of_the_watcher(tmp_path: Path) -> None:
+    """The metrics file written at start; the disk fills; a kill is still told on stdout, the
+    failure said once, and the file brought up to date once there is room."""
+    journal, boot, boot_start = _journal(tmp_path)
+    with small_disk(tmp_path, room=16384) as disk:
+        metrics = disk / "oomtrace.prom"
+        watching = Watching(
+            "--journal-file", str(journal), "--prom-textfile", str(metrics), "--warn", LOG_ONLY
+        )
+        try:
+            with (disk / "more").open("wb", buffering=0) as out, contextlib.suppress(OSError):
+                out.write(b"x" * 65536)  # the rest of the disk
+            _append(journal, _seed("seed000_llama_server_gb10", boot, 30), boot_start)
+            watching.wait_for(lambda e: e["event"] == "kill", 15)
+            assert watching.process.poll() is None
+            assert "llama-server" not in metrics.read_text()  # the old file is left whole
+            (disk / "more").unlink()
+            _wait_until(
+                lambda: "llama-server" in metrics.read_text(), 5, "the metrics not brought up to date"
+            )
+            error = watching.stop()
+        finally:
+            if watching.process.poll() is None:
+                watching.process.kill()
+                watching.process.wait(timeout=30)
+    assert error.count(f"--prom-textfile {metrics} is failing: No space left on device") == 1, error
+    assert f"--prom-textfile {metrics} is written again" in error and "Traceback" not in error

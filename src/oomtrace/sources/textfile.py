@@ -400,6 +400,13 @@ def _open_binary(path: str) -> io.BufferedReader:
         # peek() needs a BufferedReader; CliRunner and pipes may hand over other streams.
         stream = sys.stdin.buffer
         return stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    if _is_kmsg(path):
+        # Read as a file, /dev/kmsg blocks at the end of the ring buffer for the next record.
+        raise InputError(
+            f"{path} is the kernel's live log: read as a file it never ends",
+            hint="leave out -k to read this machine's ring buffer through dmesg, "
+            "or follow it with `oomtrace watch --source kmsg`",
+        )
     try:
         return open(path, "rb")
     except FileNotFoundError:
@@ -416,6 +423,15 @@ def _open_binary(path: str) -> io.BufferedReader:
         ) from None
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _is_kmsg(path: str) -> bool:
+    """/dev/kmsg, or a node of it (character device 1,11)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and (os.major(info.st_rdev), os.minor(info.st_rdev)) == (1, 11)
 
 
 # Files at least this big are scanned in chunks first (OOMTRACE_FAST_MIN_BYTES overrides it).

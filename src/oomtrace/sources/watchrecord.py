@@ -10,6 +10,11 @@ One JSON object a line, as the watcher wrote them:
 Each entry of `lines` becomes a record, so the watcher's own warnings (PSI, MemAvailable, which
 no log holds) join the story, and a kill whose report the journal never wrote to disk (a machine
 that wedged) is read from here. A kill in both is one episode (episodes: kills read twice).
+
+Two watchers appending one file (a second instance, a unit started twice) write each event
+twice; each line names its writer (`"writer": PID`), and an event already read is skipped: a
+kill by its (boot, pid, victim, time), any other by its kind and log lines. The file's problem
+says so.
 """
 
 from __future__ import annotations
@@ -40,13 +45,18 @@ class WatchRecordFile(Source):
         except OSError as error:
             raise InputError(f"cannot read --record {inert(self.path)}: {error.strerror}") from None
         unreadable = 0
+        writers = _Writers()
         with stream:
             for number, line in enumerate(BoundedLines(stream, self.path, "watch record").byte_lines(), 1):
                 notice = load_object(line)
                 if notice is None:
                     unreadable += line.strip() != b""
                     continue
-                for entry in notice.get("lines") or ():
+                writers.saw(notice.get("writer"), number)
+                lines = notice.get("lines")
+                if not isinstance(lines, list) or not lines or not writers.first_time(notice):
+                    continue
+                for entry in lines:
                     record = self._record(entry, number)
                     if record is not None:
                         yield record
@@ -54,6 +64,7 @@ class WatchRecordFile(Source):
             self.add_problem(
                 f"{unreadable:,} line(s) not JSON (the last is cut when the watcher was killed mid-write)"
             )
+        self.add_problem(writers.problem())
 
     def _record(self, entry: Any, number: int) -> Record | None:
         if not isinstance(entry, dict) or not isinstance(entry.get("message"), str):
@@ -80,3 +91,68 @@ class WatchRecordFile(Source):
             ident if isinstance(ident, str) else "kernel",
             host if isinstance(host, str) else None,
         )
+
+
+class _Writers:
+    """Which watchers wrote the file and when, and the events already read."""
+
+    def __init__(self) -> None:
+        self._spans: dict[int, list[int]] = {}
+        self._seen: set[tuple[Any, ...]] = set()
+        self.kills_twice = 0
+        self.others_twice = 0
+
+    def saw(self, writer: Any, number: int) -> None:
+        if isinstance(writer, int):
+            self._spans.setdefault(writer, [number, number])[1] = number
+
+    def first_time(self, notice: dict[str, Any]) -> bool:
+        key = _event_key(notice)
+        if key not in self._seen:
+            self._seen.add(key)
+            return True
+        if key[0] == "kill":
+            self.kills_twice += 1
+        else:
+            self.others_twice += 1
+        return False
+
+    def _at_once(self) -> list[int]:
+        """Writers whose spans of lines overlap: they appended at the same time."""
+        together: set[int] = set()
+        latest: tuple[int, int] | None = None  # (last line, writer) of the spans so far
+        for writer, (start, end) in sorted(self._spans.items(), key=lambda item: item[1][0]):
+            if latest is not None and start < latest[0]:
+                together |= {writer, latest[1]}
+            if latest is None or end > latest[0]:
+                latest = (end, writer)
+        return sorted(together)
+
+    def problem(self) -> str | None:
+        at_once = self._at_once()
+        twice = []
+        if self.kills_twice:
+            twice.append(f"{self.kills_twice:,} kill(s)")
+        if self.others_twice:
+            twice.append(f"{self.others_twice:,} other event(s)")
+        read_once = f"{' and '.join(twice)} written twice were read once" if twice else ""
+        if len(at_once) > 1:
+            pids = ", ".join(str(pid) for pid in at_once)
+            head = f"{len(at_once)} watchers appended this file at once (pids {pids})"
+            return f"{head}: {read_once}" if read_once else head
+        return read_once or None
+
+
+def _event_key(notice: dict[str, Any]) -> tuple[str, ...]:
+    """A kill by (boot, pid, victim, time), as the watcher tells each once; any other event by
+    its kind and the log lines behind it."""
+    story = notice.get("story")
+    episode = story.get("episode") if isinstance(story, dict) else None
+    if notice.get("event") == "kill" and isinstance(episode, dict):
+        victim = episode.get("victim")
+        victim = victim if isinstance(victim, dict) else {}
+        fields = (notice.get("boot"), victim.get("pid"), victim.get("comm"), episode.get("time"))
+        return ("kill", *(str(field) for field in fields))
+    entries = [entry for entry in notice.get("lines") or [] if isinstance(entry, dict)]
+    lines = (f"{entry.get('time')}\t{entry.get('message')}" for entry in entries)
+    return (str(notice.get("event")), str(notice.get("kind")), *lines)

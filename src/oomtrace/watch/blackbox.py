@@ -1,33 +1,147 @@
 """The watcher's files: `--record` (an append-only JSONL black box, fsync'd per event) and
-`--cursor-file` (where to resume, replaced atomically)."""
+`--cursor-file` (where to resume, replaced atomically). A file that cannot be written while the
+watcher runs is said once and retried, never the end of the watcher."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from oomtrace import outputs
-from oomtrace.errors import InputError
+from oomtrace.errors import InputError, OutputError
+from oomtrace.sanitize import inert
 from oomtrace.watch.notice import SCHEMA, Notice
+
+# Events waiting for a --record that cannot be written (a full disk) are kept up to this many
+# bytes, the oldest dropped beyond it (samples first): memory stays bounded however long it lasts.
+PENDING_MAX_BYTES = 8 << 20
+# A failing file is tried again at most this often.
+RETRY_S = 1.0
+
+
+class OnceSaid:
+    """A file's failures as the watcher says them: the first once, the rest silently (it is
+    retried), and the recovery once."""
+
+    def __init__(self, what: str, say: Callable[[str], None], then: str = "retrying") -> None:
+        self.what = what
+        self._say = say
+        self._then = then
+        self.failing = False
+
+    def failed(self, error: OSError | OutputError) -> None:
+        if not self.failing:
+            self.failing = True
+            self._say(f"{self.what} is failing: {_reason(error)}; {self._then} (said once)")
+
+    def worked(self, note: str = "") -> None:
+        if self.failing:
+            self.failing = False
+            self._say(f"{self.what} is written again{note}")
+
+
+def _reason(error: OSError | OutputError) -> str:
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    # outputs' message is `cannot write OPTION PATH: REASON`; the option and path are said already.
+    return error.message.rsplit(": ", 1)[-1]
 
 
 class Record:
     """Every notice appended as one JSON line and fsync'd: a machine that wedges (journald syncs
-    only every few minutes) still leaves the last minute on disk."""
+    only every few minutes) still leaves the last minute on disk. Each line names its writer
+    (`writer`: the watcher's pid), so that a file two watchers appended can be read once."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, say: Callable[[str], None]) -> None:
         self.path = path
-        self._fd = outputs.open_append(path, "--record")
+        self.writer = os.getpid()
+        self._fd = self._open()
+        self._pending: deque[tuple[str, bytes]] = deque()
+        self._pending_bytes = 0
+        self.dropped = 0
+        then = (
+            f"the events still go to stdout and are kept (up to {PENDING_MAX_BYTES >> 20} MiB) "
+            f"and retried every {RETRY_S:g} s"
+        )
+        self._failures = OnceSaid(f"--record {path}", say, then)
+        self._tried = 0.0
+
+    def _open(self) -> int:
+        # The rules every output follows (a symlink followed, a device refused): outputs.py's.
+        fd = outputs.open_append(self.path, "--record")
         # A watcher killed mid-write leaves a cut last line: start on a fresh one.
-        if os.fstat(self._fd).st_size and not _ends_with_newline(path):
-            os.write(self._fd, b"\n")
+        try:
+            if os.fstat(fd).st_size and not _ends_with_newline(self.path):
+                os.write(fd, b"\n")
+        except OSError:
+            pass  # said with the first event that cannot be written
+        return fd
+
+    @property
+    def behind(self) -> bool:
+        """Events not yet on disk (the cursor must not pass them)."""
+        return bool(self._pending) or self.dropped > 0
 
     def write(self, notice: Notice) -> None:
-        os.write(self._fd, (json.dumps(notice.to_json(), ensure_ascii=False) + "\n").encode())
-        os.fsync(self._fd)
+        document = {**notice.to_json(), "writer": self.writer}
+        line = (json.dumps(document, ensure_ascii=False) + "\n").encode()
+        self._pending.append((notice.event, line))
+        self._pending_bytes += len(line)
+        while self._pending_bytes > PENDING_MAX_BYTES and len(self._pending) > 1:
+            self._drop_one()
+        if not self._failures.failing or time.monotonic() - self._tried >= RETRY_S:
+            self.flush()
+
+    def retry(self) -> None:
+        if self._pending and time.monotonic() - self._tried >= RETRY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what waits, line by line; a line the disk took only part of is taken back
+        (the file keeps whole lines) and waits with the rest."""
+        self._tried = time.monotonic()
+        while self._pending:
+            line = self._pending[0][1]
+            try:
+                size = os.fstat(self._fd).st_size
+                written = os.write(self._fd, line)
+                if written < len(line):
+                    self._take_back(size)
+                    raise OSError(28, "No space left on device (only part of a line was written)")
+                os.fsync(self._fd)
+            except OSError as error:
+                self._failures.failed(error)
+                return
+            self._pending.popleft()
+            self._pending_bytes -= len(line)
+        self._failures.worked(f"; {self.dropped:,} event(s) dropped meanwhile" if self.dropped else "")
+        self.dropped = 0
+
+    def _take_back(self, size: int) -> None:
+        with contextlib.suppress(OSError):  # a device (/dev/full) has no size to go back to
+            os.ftruncate(self._fd, size)
+
+    def _drop_one(self) -> None:
+        index = next((i for i, (event, _) in enumerate(self._pending) if event == "sample"), 0)
+        _, line = self._pending[index]
+        del self._pending[index]
+        self._pending_bytes -= len(line)
+        self.dropped += 1
+
+    def reopen(self) -> None:
+        """After logrotate moved the file (SIGHUP): append to the one at the path now."""
+        fd = self._open()
+        os.close(self._fd)
+        self._fd = fd
+        self.flush()
 
     def close(self) -> None:
+        self.flush()
         os.close(self._fd)
 
 
@@ -45,25 +159,71 @@ def read_cursor(path: str, source: str) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:
-        raise InputError(f"cannot read --cursor-file {path}: {error}") from None
+        raise InputError(f"cannot read --cursor-file {inert(path)}: {error}") from None
     if not isinstance(document, dict) or document.get("source") != source:
         return None
     cursor = document.get("cursor")
     return cursor if isinstance(cursor, str) else None
 
 
+def check_cursor_file(path: str) -> None:
+    """At start, what each save will do (a temp file beside it, renamed over it), so that a
+    cursor file that cannot be written is an error now, not at the first record."""
+    if os.path.isdir(path):
+        raise InputError(f"cannot write --cursor-file {inert(path)}: it is a directory")
+    temp = _temp_name(path)
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+    except OSError as error:
+        folder = os.path.dirname(os.path.abspath(path))
+        raise InputError(
+            f"cannot write --cursor-file {inert(path)}: {error.strerror}",
+            hint=f"the watcher writes it anew beside it, in {inert(folder)}",
+        ) from None
+    os.close(fd)
+    os.unlink(temp)
+
+
 def write_cursor(path: str, source: str, cursor: str, extra: dict[str, Any] | None = None) -> None:
     """Temp file, fsync, rename, fsync the folder: the cursor file is always whole."""
     folder = os.path.dirname(os.path.abspath(path))
-    temp = f"{path}.tmp.{os.getpid()}"
+    temp = _temp_name(path)
     document = {"schema": SCHEMA, "source": source, "cursor": cursor, **(extra or {})}
-    with open(temp, "w", encoding="utf-8") as out:
-        json.dump(document, out)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temp, path)
+    try:
+        with open(temp, "w", encoding="utf-8") as out:
+            json.dump(document, out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
     directory = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+def _temp_name(path: str) -> str:
+    return f"{path}.tmp.{os.getpid()}"
+
+
+class CursorFile:
+    """`--cursor-file`, saved as the watcher goes; a save that fails is said once and retried."""
+
+    def __init__(self, path: str, source: str, say: Callable[[str], None]) -> None:
+        self.path = path
+        self.source = source
+        self.saved: str | None = None
+        self._failures = OnceSaid(f"--cursor-file {path}", say)
+
+    def save(self, cursor: str, extra: dict[str, Any] | None = None) -> None:
+        try:
+            write_cursor(self.path, self.source, cursor, extra)
+        except OSError as error:
+            self._failures.failed(error)
+            return
+        self._failures.worked()
+        self.saved = cursor

@@ -13,6 +13,7 @@ from oomtrace import outputs
 from oomtrace.errors import InputError, UsageError
 from oomtrace.sanitize import inert
 from oomtrace.sources.journal import JournalQuery, system_journal_present
+from oomtrace.watch.blackbox import check_cursor_file
 from oomtrace.watch.follow import (
     Follower,
     JournalctlFollower,
@@ -28,7 +29,8 @@ from oomtrace.zones import local_zone, named_zone
 
 @click.command(
     "watch",
-    epilog="""Runs until interrupted (Ctrl-C or SIGTERM end it quietly, exit 0). Warnings come
+    epilog="""Runs until interrupted (Ctrl-C or SIGTERM end it quietly, exit 0); SIGHUP reopens
+--record and --prom-textfile, SIGUSR1 says on stderr how it stands. Warnings come
 from the kernel log (NVRM NV_ERR_NO_MEMORY and Xid, page allocation failures, journald's
 memory-pressure flush, hung tasks) and from the watcher's own samples, taken every second: PSI
 memory pressure, MemAvailable and how fast it falls, and the memory events of each --cgroup.
@@ -143,6 +145,8 @@ def watch_command(**options: Any) -> None:
         if path is None:
             raise UsageError(f"--cgroup {inert(name)!r}: no such cgroup with memory accounting")
         cgroups.append(path)
+    if options["cursor_file"]:
+        check_cursor_file(options["cursor_file"])
     follower = _follower(options, zone)
     watch_options = WatchOptions(
         thresholds,
@@ -158,7 +162,8 @@ def watch_command(**options: Any) -> None:
     # Piped or saved, the stories carry no padding (as `why` prints them); a terminal gets rich's.
     out = sys.stdout if sys.stdout.isatty() else _Unpadded(sys.stdout)
     console = Console(file=out, highlight=False)  # type: ignore[arg-type]
-    errors = Console(file=sys.stderr, highlight=False)
+    # Never wrapped: under systemd each stderr line is one journal record.
+    errors = Console(file=sys.stderr, highlight=False, soft_wrap=True)
     watch(
         follower,
         watch_options,

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import re
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -39,6 +41,9 @@ class Batch:
     lost: int = 0
     """Records the source says were lost before these (kmsg overwritten, a vacuumed cursor)."""
     lost_why: str = ""
+    cursors: tuple[str | None, ...] = ()
+    """Where to resume after each record (one per record; empty: only `cursor`, after them all).
+    The watcher saves the position past a record only once every story that needs it is told."""
 
 
 class Follower(ABC):
@@ -93,16 +98,32 @@ class KmsgFollower(Follower):
             raise InputError(f"cannot open {path}: {error.strerror}") from None
         self._boot = current_boot_id()
         self._after = -1
+        self._lost, self._lost_why = 0, ""
+        # The newest record's number: where "from now on" starts (so that a kill read first is
+        # held behind it, and a watcher killed before telling it tells it after a restart).
+        newest = _newest_seq(path)
+        self._last_seq: int | None = newest
         saved_boot, _, saved_seq = (resume or "").partition(":")
-        if resume and saved_boot == self._boot and saved_seq.isdigit():
-            self._after = int(saved_seq)  # same boot: read the ring buffer from the start, skip to it
+        same_boot = bool(resume) and saved_boot == self._boot and saved_seq.isdigit()
+        if same_boot and (newest is None or int(saved_seq) <= newest):
+            self._after = self._last_seq = int(saved_seq)  # read the ring buffer, skip to it
             self.description = f"{path}, after record {saved_seq} of this boot"
+        elif same_boot:
+            # A record this boot has not logged yet: the cursor is not this log's (copied from
+            # another machine, or edited). Skipping to it would hide every record until then.
+            os.lseek(self.fd, 0, os.SEEK_END)
+            self._lost = -1
+            self._lost_why = (
+                f"the saved cursor (record {saved_seq} of this boot) is past the newest record "
+                f"({newest}), so it is not this log's: started from now"
+            )
+            self.description = f"{path}, from now on (the saved cursor was invalid)"
         elif resume:
+            self._last_seq = None  # the whole ring buffer, numbered from its first record
             self.description = f"{path}, from the start of this boot (the cursor was of another boot)"
         else:
             os.lseek(self.fd, 0, os.SEEK_END)  # no cursor: only what comes from now on
             self.description = f"{path}, from now on"
-        self._last_seq: int | None = self._after if self._after >= 0 else None
         # Uptime stamps become wall time by the realtime-monotonic offset, measured now.
         self._offset = time.time() - time.monotonic()
         self._line = 0
@@ -115,7 +136,9 @@ class KmsgFollower(Follower):
 
     def read(self) -> Batch:
         records: list[Record] = []
-        lost = 0
+        cursors: list[str | None] = []
+        lost, said = self._lost, self._lost_why
+        self._lost, self._lost_why = 0, ""
         overrun = False
         while True:
             try:
@@ -137,8 +160,11 @@ class KmsgFollower(Follower):
                 lost += seq - self._last_seq - 1
             self._last_seq = seq
             records.append(record)
-        why = "the kernel ring buffer overwrote them before they were read" if (lost or overrun) else ""
-        return Batch(tuple(records), self.cursor(), lost, why)
+            cursors.append(self.cursor())
+        why = said or (
+            "the kernel ring buffer overwrote them before they were read" if (lost or overrun) else ""
+        )
+        return Batch(tuple(records), self.cursor(), lost, why, tuple(cursors))
 
     def cursor(self) -> str | None:
         if self._boot is None or self._last_seq is None:
@@ -156,8 +182,7 @@ class KmsgFollower(Follower):
         except ValueError:
             return None
         # Continuation lines (" KEY=value") carry the device dictionary, not the message.
-        message = rest.split(b"\n", 1)[0].decode("utf-8", "replace")
-        message = _unescape(message)
+        message = _unescape(rest.split(b"\n", 1)[0])
         uptime = usec / 1_000_000
         wall = datetime.fromtimestamp(self._offset + uptime, UTC).astimezone(self.zone)
         self._line += 1
@@ -171,23 +196,38 @@ class KmsgFollower(Follower):
         os.close(self.fd)
 
 
-def _unescape(message: str) -> str:
-    """kmsg prints bytes outside printable ASCII as `\\xNN`; a backslash itself as `\\x5c`."""
-    if "\\x" not in message:
-        return message
-    out = []
-    index = 0
-    while index < len(message):
-        if message.startswith("\\x", index) and index + 4 <= len(message):
+def _unescape(message: bytes) -> str:
+    """kmsg prints each byte outside printable ASCII as `\\xNN` (a backslash itself as `\\x5c`):
+    the bytes are put back first and decoded after, so UTF-8 (`caf\\xc3\\xa9`) is `café`."""
+    return _KMSG_ESCAPE.sub(lambda hit: bytes([int(hit[1], 16)]), message).decode("utf-8", "replace")
+
+
+_KMSG_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
+
+
+def _newest_seq(path: str) -> int | None:
+    """The sequence number of the newest record in the ring buffer, read to its end."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    newest = None
+    try:
+        while True:
             try:
-                out.append(chr(int(message[index + 2 : index + 4], 16)))
-                index += 4
+                chunk = os.read(fd, _KMSG_READ)
+            except BlockingIOError:
+                break
+            except BrokenPipeError:
                 continue
-            except ValueError:
-                pass
-        out.append(message[index])
-        index += 1
-    return "".join(out)
+            if not chunk:
+                break
+            fields = chunk.partition(b";")[0].split(b",")
+            if len(fields) > 1 and fields[1].isdigit():
+                newest = int(fields[1])
+    finally:
+        os.close(fd)
+    return newest
 
 
 class _JournalFollower(Follower):
@@ -204,14 +244,24 @@ class _JournalFollower(Follower):
         self._number = 0
         self._lost, self._lost_why = 0, ""
 
-    def _records(self, entry: dict[str, object]) -> list[Record]:
-        self._number += 1
-        return journal_records(entry, "journal", self._number, self._boot_ids, self.zone)
+        self._records: list[Record] = []
+        self._cursors: list[str | None] = []
 
-    def _batch(self, records: list[Record]) -> Batch:
+    def _add(self, entry: dict[str, object], cursor: str | None) -> None:
+        """The entry's records; the position passes the entry only after the last of them."""
+        self._number += 1
+        records = journal_records(entry, "journal", self._number, self._boot_ids, self.zone)
+        before = self._cursor
+        self._cursor = cursor or self._cursor
+        self._records += records
+        self._cursors += [before] * (len(records) - 1) + [self._cursor] * bool(records)
+
+    def _batch(self) -> Batch:
         lost, why = self._lost, self._lost_why
         self._lost, self._lost_why = 0, ""
-        return Batch(tuple(records), self._cursor, lost, why)
+        records, cursors = tuple(self._records), tuple(self._cursors)
+        self._records, self._cursors = [], []
+        return Batch(records, self._cursor, lost, why, cursors)
 
 
 class JournalReaderFollower(_JournalFollower):
@@ -223,7 +273,7 @@ class JournalReaderFollower(_JournalFollower):
         _add_matches(self.reader, query, None)
         self._pending = False
         """The reader stands on an entry not yet read (the first after a vacuumed cursor)."""
-        resumed = False
+        resumed = rejected = False
         if cursor:
             try:
                 self.reader.seek_cursor(cursor)
@@ -231,34 +281,47 @@ class JournalReaderFollower(_JournalFollower):
                 if self.reader._next():
                     resumed = bool(self.reader.test_cursor(cursor))
                     self._pending = not resumed
+            except ValueError:  # "Invalid cursor": not a cursor sd_journal can parse
+                rejected = True
             except OSError:
                 self.reader.seek_head()
-            if not resumed:
+            if rejected:
+                self._cursor = None
+                self._seek_now()
+                self._lost = -1
+                self._lost_why = "the journal rejects the saved cursor as invalid: started from now"
+            elif not resumed:
                 missed = _entries_between(cursor, self.reader._get_cursor() if self._pending else None)
                 self._lost = missed if missed is not None else -1
                 self._lost_why = "the cursor's entry is gone (vacuumed or rotated away)"
         else:
-            self.reader.seek_tail()
-            # After seek_tail the reader sits past the end; without a step back it misses new entries.
-            self.reader.get_previous()
+            self._seek_now()
         where = "from now on"
-        if cursor:
+        if rejected:
+            where = "from now on (the saved cursor was invalid)"
+        elif cursor:
             where = "after the saved cursor" if resumed else "from where the cursor was"
         self.description = f"the {query.name} through systemd-python, {where}"
         self.reader.get_events()  # sets up the inotify watches before the first poll
+
+    def _seek_now(self) -> None:
+        self.reader.seek_tail()
+        # After seek_tail the reader sits past the end; without a step back it misses new entries.
+        # The entry stepped back to is where the position starts (a kill read first is held
+        # behind it, so a watcher killed before telling it tells it after a restart).
+        if self.reader.get_previous():
+            with contextlib.suppress(OSError):
+                self._cursor = self.reader._get_cursor()
 
     def fileno(self) -> int:
         return int(self.reader.fileno())
 
     def read(self) -> Batch:
         self.reader.process()
-        records: list[Record] = []
         while self._pending or self.reader._next():
             self._pending = False
-            entry = _entry(self.reader)
-            self._cursor = self.reader._get_cursor()
-            records += self._records(entry)
-        return self._batch(records)
+            self._add(_entry(self.reader), self.reader._get_cursor())
+        return self._batch()
 
     def close(self) -> None:
         self.reader.close()
@@ -275,8 +338,10 @@ class JournalctlFollower(_JournalFollower):
         self.process = self._start(["--after-cursor", cursor] if cursor else ["-n", "0"])
         if cursor and _exits_soon(self.process):
             # A cursor journalctl cannot seek to: resume at its time (cursors carry it as t=).
-            self._lost, self._lost_why = -1, "journalctl could not seek to the saved cursor"
             since = _cursor_time(cursor)
+            at = datetime.fromtimestamp(since, UTC).isoformat(timespec="seconds") if since else ""
+            where = f"resumed at its time, {at}" if since else "started from now"
+            self._lost, self._lost_why = -1, f"journalctl could not seek to the saved cursor: {where}"
             self.process = self._start(["--since", f"@{since}"] if since else ["-n", "0"])
         how = "after the saved cursor" if cursor and not self._lost else "from now on"
         self.description = f"the {query.name} through journalctl -f, {how}"
@@ -307,16 +372,13 @@ class JournalctlFollower(_JournalFollower):
                 break
             self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
-        records: list[Record] = []
         for line in lines:
             entry = load_object(line)
             if entry is None:
                 continue
             cursor = entry.get("__CURSOR")
-            if isinstance(cursor, str):
-                self._cursor = cursor
-            records += self._records(entry)
-        return self._batch(records)
+            self._add(entry, cursor if isinstance(cursor, str) else None)
+        return self._batch()
 
     def close(self) -> None:
         self.process.terminate()

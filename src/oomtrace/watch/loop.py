@@ -16,14 +16,21 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
-from oomtrace.errors import InputError
+from oomtrace.errors import OutputError
 from oomtrace.formats.text import TextFormat
 from oomtrace.sanitize import inert
-from oomtrace.watch.blackbox import Record, read_cursor, write_cursor
+from oomtrace.watch.blackbox import CursorFile, OnceSaid, Record, read_cursor
 from oomtrace.watch.follow import Follower
 from oomtrace.watch.hooks import Hook
 from oomtrace.watch.notice import Notice
-from oomtrace.watch.probes import open_trigger, read_cgroup, read_memory, read_pressure, trigger_spec
+from oomtrace.watch.probes import (
+    open_trigger,
+    read_cgroup,
+    read_memory,
+    read_pressure,
+    trigger_spec,
+    trigger_words,
+)
 from oomtrace.watch.thresholds import Thresholds
 from oomtrace.watch.watcher import Sample, Watcher
 
@@ -53,21 +60,33 @@ class WatchOptions:
 
 
 class Sinks:
-    """Where notices go: the terminal or a JSON-lines stream, the record, the hook."""
+    """Where notices go: the terminal or a JSON-lines stream, the record, the hook, the metrics.
+    A notice is handed to all of them before the call returns (the hook's queue included)."""
 
-    def __init__(self, options: WatchOptions, console: Console, stream: IO[str]) -> None:
+    def __init__(
+        self, options: WatchOptions, console: Console, stream: IO[str], say: Callable[[str], None]
+    ) -> None:
         self.options = options
         self.console = console
         self.stream = stream
-        self.record = Record(options.record_file) if options.record_file else None
+        self.say = say
+        self.record = Record(options.record_file, say) if options.record_file else None
         self.hook = Hook(options.exec_command, options.exec_timeout_s) if options.exec_command else None
         self.metrics = None
+        self._metrics_due = False
+        self._metrics_failures = OnceSaid(f"--prom-textfile {options.prom_textfile}", say)
         if options.prom_textfile:
             from oomtrace.metrics import Metrics  # prometheus-client: only with --prom-textfile
 
             self.metrics = Metrics()
+            # At start a file it cannot write is an error (outputs' one line); later it is retried.
+            self.metrics.write(options.prom_textfile)
         self.saved = False
-        self._write_metrics()
+
+    @property
+    def behind(self) -> bool:
+        """Something told is not yet in every file: the cursor must not pass it."""
+        return self._metrics_due or (self.record is not None and self.record.behind)
 
     def __call__(self, notice: Notice) -> None:
         if self.record is not None:
@@ -78,11 +97,12 @@ class Sinks:
         if self.hook is not None and notice.event in ("warning", "kill"):
             self.hook.send(notice)
         if self.metrics is not None and notice.event in ("warning", "kill"):
-            if notice.event == "warning":
+            if notice.event == "warning" and "same_kill" not in notice.data:
                 self.metrics.warning(notice.kind)
             elif notice.view is not None:
                 (story,) = notice.view.stories_data
                 self.metrics.kill(story.episode, story.lead_time_s)
+            self._metrics_due = True
             self._write_metrics()
         if self.options.output == "jsonl":
             self.stream.write(json.dumps(notice.to_json(), ensure_ascii=False) + "\n")
@@ -101,18 +121,64 @@ class Sinks:
             self.console.print(Text(inert(line), style=_STYLES.get(notice.event, "")))
         self.console.file.flush()
 
+    def retry(self) -> None:
+        """Files that failed, tried again."""
+        if self.record is not None:
+            self.record.retry()
+        if self._metrics_due:
+            self._write_metrics()
+
     def _write_metrics(self) -> None:
-        if self.metrics is not None and self.options.prom_textfile:
-            try:
-                self.metrics.write(self.options.prom_textfile)
-            except OSError as error:
-                raise InputError(f"cannot write --prom-textfile: {error.strerror or error}") from None
+        if self.metrics is None or not self.options.prom_textfile:
+            return
+        try:
+            self.metrics.write(self.options.prom_textfile)
+        except (OSError, OutputError) as error:
+            self._metrics_failures.failed(error)
+            return
+        self._metrics_failures.worked()
+        self._metrics_due = False
+
+    def reopen(self) -> None:
+        """SIGHUP, as daemons take it: files that logrotate may have moved are opened anew."""
+        if self.record is not None:
+            self.record.reopen()
+        if self.metrics is not None:
+            self._metrics_due = True
+            self._write_metrics()
 
     def close(self) -> None:
         if self.hook is not None:
             self.hook.close()
         if self.record is not None:
             self.record.close()
+
+
+class _Signals:
+    """SIGTERM stops the watcher (quietly, exit 0); SIGHUP reopens its files; SIGUSR1 has it say
+    how it stands. Each only sets a flag: the loop acts on it within a second, between reads, so
+    that a kill being told is never cut short."""
+
+    def __init__(self) -> None:
+        self.stop = self.reopen = self.status = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
+            self._previous[number] = signal.signal(number, self._got)
+        return self
+
+    def _got(self, number: int, _frame: Any) -> None:
+        if number == signal.SIGTERM:
+            self.stop = True
+        elif number == signal.SIGHUP:
+            self.reopen = True
+        else:
+            self.status = True
+
+    def __exit__(self, *_: object) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
 
 
 def watch(
@@ -124,72 +190,90 @@ def watch(
     stop_after_s: float | None = None,
 ) -> int:
     """Follow until interrupted (or `stop_after_s`, for tests and benches); returns kills told."""
-    sinks = Sinks(options, console, stream)
+    sinks = Sinks(options, console, stream, say)
     started = datetime.now(options.zone)
     watcher = Watcher(options.thresholds, options.zone, follower.name, sinks, follower.boot_id(), started)
     some = options.thresholds.psi_some
     trigger, how = (
         open_trigger(trigger_spec(some), options.pressure_path) if some else (None, "no PSI trigger")
     )
-    stopping = False
-
-    def stop(_signum: int, _frame: Any) -> None:
-        nonlocal stopping
-        stopping = True
-
+    cursor_file = CursorFile(options.cursor_file, follower.kind, say) if options.cursor_file else None
     # Before "started" is said: whoever waits for it may stop the watcher at once.
-    previous = signal.signal(signal.SIGTERM, stop)
-    say(f"watching {follower.description}; {how}{'' if trigger is not None else ', sampling once a second'}")
-    sinks(Notice("started", follower.kind, started, f"watching {follower.description}"))
+    with _Signals() as signals:
+        say(f"watching {follower.description}; {_how(some, trigger, how)}")
+        sinks(Notice("started", follower.kind, started, f"watching {follower.description}"))
+        try:
+            _follow(follower, options, watcher, sinks, trigger, signals, cursor_file, stop_after_s)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            watcher.flush(time.monotonic(), datetime.now(options.zone))
+            follower.close()
+            sinks.close()
+            if cursor_file is not None:
+                _save(cursor_file, watcher, sinks)
+    return watcher.kills
+
+
+def _follow(
+    follower: Follower,
+    options: WatchOptions,
+    watcher: Watcher,
+    sinks: Sinks,
+    trigger: int | None,
+    signals: _Signals,
+    cursor_file: CursorFile | None,
+    stop_after_s: float | None,
+) -> None:
     poller = select.poll()
     poller.register(follower.fileno(), select.POLLIN | select.POLLPRI)
     if trigger is not None:
         poller.register(trigger, select.POLLPRI)
     deadline = time.monotonic() + stop_after_s if stop_after_s is not None else None
     next_sample = 0.0
-    cursor: str | None = None
     cursor_saved_at = 0.0
-    try:
-        # What is there already (the entries after a saved cursor) wakes no poll: read it first.
-        first = follower.read()
-        cursor = first.cursor
-        watcher.feed(first, time.monotonic(), datetime.now(options.zone))
-        while not stopping:
+    # What is there already (the entries after a saved cursor) wakes no poll: read it first.
+    watcher.feed(follower.read(), time.monotonic(), datetime.now(options.zone))
+    while not signals.stop:
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            break
+        wait = min(watcher.next_wake(now), max(0.0, next_sample - now), 1.0)
+        sampled = False
+        for fd, _ in poller.poll(int(wait * 1000) + 1):
             now = time.monotonic()
-            if deadline is not None and now >= deadline:
-                break
-            wait = min(watcher.next_wake(now), max(0.0, next_sample - now), 1.0)
-            sampled = False
-            for fd, _ in poller.poll(int(wait * 1000) + 1):
-                now = time.monotonic()
-                if fd == trigger:
-                    sampled = True
-                    continue
-                batch = follower.read()
-                cursor = batch.cursor or cursor
-                watcher.feed(batch, now, datetime.now(options.zone))
-            now = time.monotonic()
-            if sampled or now >= next_sample:
-                watcher.sample(_sample(options, now))
-                next_sample = now + SAMPLE_EVERY_S
-            watcher.tick(now, datetime.now(options.zone))
-            if (
-                options.cursor_file
-                and cursor
-                and (not sinks.saved or now - cursor_saved_at >= CURSOR_EVERY_S)
-            ):
-                _save(options.cursor_file, follower, cursor)
-                sinks.saved, cursor_saved_at = True, now
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        watcher.flush(datetime.now(options.zone))
-        if options.cursor_file and cursor:
-            _save(options.cursor_file, follower, cursor)
-        follower.close()
-        sinks.close()
-    return watcher.kills
+            if fd == trigger:
+                sampled = True
+                continue
+            watcher.feed(follower.read(), now, datetime.now(options.zone))
+        now = time.monotonic()
+        if sampled or now >= next_sample:
+            watcher.sample(_sample(options, now))
+            next_sample = now + SAMPLE_EVERY_S
+        watcher.tick(now, datetime.now(options.zone))
+        sinks.retry()
+        if signals.reopen:
+            signals.reopen = False
+            sinks.reopen()
+            sinks.say("SIGHUP: reopened " + (", ".join(_files(options)) or "nothing (no files to reopen)"))
+        if signals.status:
+            signals.status = False
+            sinks.say(watcher.status())
+        if cursor_file is not None and (not sinks.saved or now - cursor_saved_at >= CURSOR_EVERY_S):
+            _save(cursor_file, watcher, sinks)
+            sinks.saved, cursor_saved_at = True, now
+
+
+def _how(some: float | None, trigger: int | None, how: str) -> str:
+    """How the samples are taken, in words (not the trigger's `some 200000 2000000`)."""
+    if trigger is not None and some is not None:
+        return f"samples once a second, and {trigger_words(some)} ({how})"
+    return f"samples once a second ({how})"
+
+
+def _files(options: WatchOptions) -> list[str]:
+    named = (("--record", options.record_file), ("--prom-textfile", options.prom_textfile))
+    return [f"{option} {path}" for option, path in named if path]
 
 
 def _sample(options: WatchOptions, now: float) -> Sample:
@@ -203,8 +287,13 @@ def _sample(options: WatchOptions, now: float) -> Sample:
     )
 
 
-def _save(path: str, follower: Follower, cursor: str) -> None:
-    write_cursor(path, follower.kind, cursor, {"saved": datetime.now(UTC).isoformat(timespec="seconds")})
+def _save(cursor_file: CursorFile, watcher: Watcher, sinks: Sinks) -> None:
+    """The position past what every output has: never past a kill not yet told, nor past an
+    event that a failing --record or --prom-textfile does not hold yet."""
+    cursor = watcher.cursor
+    if cursor is None or cursor == cursor_file.saved or sinks.behind:
+        return
+    cursor_file.save(cursor, {"saved": datetime.now(UTC).isoformat(timespec="seconds")})
 
 
 def saved_cursor(path: str | None, source: str) -> str | None:

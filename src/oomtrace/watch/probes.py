@@ -62,7 +62,13 @@ def open_trigger(trigger: str, path: str = PRESSURE) -> tuple[int | None, str]:
         os.close(fd)
         reason = "not permitted" if error.errno in (errno.EPERM, errno.EACCES) else error.strerror
         return None, f"a PSI trigger on {path} is {reason}"
-    return fd, f"PSI trigger on {path} ({trigger})"
+    return fd, f"a PSI trigger on {path}"
+
+
+def trigger_words(some_percent: float) -> str:
+    """What the trigger of `trigger_spec` asks, as a reader of the start-up line needs it."""
+    window = TRIGGER_WINDOW_US / 1_000_000
+    return f"woken at once when tasks stall on memory {some_percent:g}% of any {window:g} s"
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,13 @@ BUFFER_MAX = 20_000
 QUIET_S = 600.0
 # Kills told, remembered so the next story of the same buffer does not tell them again.
 TOLD_MAX = 4096
+# A report begun (`invoked oom-killer`) whose kill line has not come in this long never will:
+# the cursor stops waiting for it.
+OPEN_REPORT_S = 30.0
+# A cgroup's memory-event counters are sampled once a second and the log may lag them: a rise
+# this close to a kill told in that cgroup is that kill, and an oom/oom_kill rise waits this long
+# for the kill line before it is said on its own.
+FOLD_S = 3.0
 # What each kind of warning means, for whoever reads it at 3 a.m.
 MEANINGS = {
     "psi-some": "tasks are stalling on memory: reclaim is working hard, an OOM kill may follow",
@@ -63,6 +70,37 @@ class _Active:
     last: float
     since_said: int = 0
     total: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Hold:
+    """The position before the first record a story not yet told needs: the cursor may not pass it."""
+
+    cursor: str | None
+    since: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Told:
+    """A kill just told, for the cgroup counters that rise with it."""
+
+    at: float
+    cgroups: tuple[str, ...]
+    """Its memcg and task memcg, as the log names them (`/system.slice/llama.service`)."""
+    victim: str
+    pid: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Rise:
+    """A cgroup memory-event counter that rose, held back while a kill it may belong to is told."""
+
+    at: float
+    wall: datetime
+    path: str
+    event: str
+    rise: int
+    total: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,16 +153,32 @@ class Watcher:
         self._tail_key: tuple[str, str] | None = None
         self._tail_run = 0
         self.kills = 0
+        self._cursor: str | None = None
+        self._hold: _Hold | None = None
+        self._open: _Hold | None = None
+        self._recent: deque[_Told] = deque(maxlen=16)
+        self._rises: list[_Rise] = []
+
+    @property
+    def cursor(self) -> str | None:
+        """Where a restart may resume: past every record read, except those of a kill not yet told."""
+        hold = self._hold or self._open
+        return hold.cursor if hold is not None else self._cursor
+
+    def status(self) -> str:
+        """How it stands, for SIGUSR1."""
+        active = ", ".join(sorted(self._active)) or "none"
+        pending = "; a kill is being told" if self._due is not None else ""
+        return f"{self.kills:,} kill(s) told since start; warnings active: {active}{pending}"
 
     # ---- the log ---------------------------------------------------------------------------
 
     def feed(self, batch: Batch, now: float, wall: datetime) -> None:
         if batch.lost:
-            count = f"{batch.lost:,} records" if batch.lost > 0 else "records"
-            self.emit(
-                Notice("gap", "lost", wall, f"{count} lost: {batch.lost_why}", data={"lost": batch.lost})
-            )
-        for record in batch.records:
+            # -1: the source cannot count them, nor say that any were lost at all.
+            count = f"{batch.lost:,} records lost" if batch.lost > 0 else "records may have been lost"
+            self.emit(Notice("gap", "lost", wall, f"{count}: {batch.lost_why}", data={"lost": batch.lost}))
+        for index, record in enumerate(batch.records):
             self._line = max(self._line, record.line_no)
             event = parse_record(record)
             if not record.is_kernel or self._prefilter.wants(record.message):
@@ -132,8 +186,15 @@ class Watcher:
             if isinstance(event, ev.EarlyWarning):
                 if self.thresholds.kernel and event.kind != "lost-messages":
                     self._kernel_warning(event, now, wall)
+            elif isinstance(event, ev.OomInvoked):
+                self._open = self._open or _Hold(self._cursor, now)
             elif _is_kill(event):
+                self._hold = self._hold or self._open or _Hold(self._cursor, now)
+                self._open = None
                 self._due = now + SETTLE_S
+            if index < len(batch.cursors):
+                self._cursor = batch.cursors[index] or self._cursor
+        self._cursor = batch.cursor or self._cursor
 
     def _keep(self, record: Record, event: ev.Event | None = None) -> None:
         """Into the story's buffer. A warning repeated line after line (a driver's Xid chatter,
@@ -244,12 +305,60 @@ class Watcher:
             self._level(f"cgroup-psi:{name}", value, limit, above=True, text=text, now=now, wall=wall)
         if before is None:
             return
-        for event, meaning in CGROUP_EVENTS.items():
+        for event in CGROUP_EVENTS:
             rise = counters.counts.get(event, 0) - before.get(event, 0)
             if rise > 0:
-                text = f"{name}: memory {event} events +{rise} (now {counters.counts[event]})"
-                data = {"cgroup": counters.path, "counter": event, "rise": rise}
-                self._warn(f"cgroup-{event}", text, meaning, now, wall, record=True, data=data)
+                self._rises.append(_Rise(now, wall, counters.path, event, rise, counters.counts[event]))
+        self._say_rises(now)
+
+    def _say_rises(self, now: float, *, final: bool = False) -> None:
+        """Each cgroup counter's rise: as part of a kill just told in that cgroup, or as a warning
+        of its own. While a kill is settling, or an oom/oom_kill rise waits for its kill line,
+        it is held, so that it does not come before the story and then repeat it."""
+        waiting = []
+        for rise in self._rises:
+            told = self._told_in(rise.path, rise.at)
+            if told is not None:
+                self._same_kill(rise, told)
+            elif not final and (
+                self._due is not None or (rise.event in ("oom", "oom_kill") and now - rise.at < FOLD_S)
+            ):
+                waiting.append(rise)
+            else:
+                self._rise_warning(rise)
+        self._rises = waiting
+
+    def _told_in(self, path: str, at: float) -> _Told | None:
+        inside = _cgroup_name(path)
+        for told in reversed(self._recent):
+            if abs(told.at - at) <= FOLD_S and any(
+                c == inside or c.startswith(inside.rstrip("/") + "/") for c in told.cgroups
+            ):
+                return told
+        return None
+
+    def _rise_text(self, rise: _Rise) -> str:
+        name = rise.path.rsplit("/", 1)[-1]
+        return f"{name}: memory {rise.event} events +{rise.rise} (now {rise.total})"
+
+    def _rise_warning(self, rise: _Rise) -> None:
+        data = {"cgroup": rise.path, "counter": rise.event, "rise": rise.rise}
+        meaning = CGROUP_EVENTS[rise.event]
+        self._warn(
+            f"cgroup-{rise.event}", self._rise_text(rise), meaning, rise.at, rise.wall, record=True, data=data
+        )
+
+    def _same_kill(self, rise: _Rise, told: _Told) -> None:
+        """Said as part of the kill told above, kept out of the warnings later stories use."""
+        who = f"{told.victim} (pid {told.pid})" if told.pid is not None else told.victim
+        text = f"{self._rise_text(rise)}: the kill of {who} told above"
+        data = {
+            "cgroup": rise.path,
+            "counter": rise.event,
+            "rise": rise.rise,
+            "same_kill": {"victim": told.victim, "pid": told.pid},
+        }
+        self.emit(Notice("warning", f"cgroup-{rise.event}", rise.wall, text, data=data))
 
     # ---- saying it ---------------------------------------------------------------------------
 
@@ -304,15 +413,20 @@ class Watcher:
             self._clear(kind, wall, f"{kind}: not seen for {duration(QUIET_S)}")
         if self._due is not None and now >= self._due:
             self._due = None
-            self._tell(wall)
+            self._tell(now, wall)
+        if self._open is not None and now - self._open.since > OPEN_REPORT_S:
+            self._open = None
+        if self._rises:
+            self._say_rises(now)
 
-    def flush(self, wall: datetime) -> None:
-        """Tell a kill still settling (the watcher is stopping)."""
+    def flush(self, now: float, wall: datetime) -> None:
+        """Tell a kill still settling, and say the counters held for it (the watcher is stopping)."""
         if self._due is not None:
             self._due = None
-            self._tell(wall)
+            self._tell(now, wall)
+        self._say_rises(now, final=True)
 
-    def _tell(self, wall: datetime) -> None:
+    def _tell(self, now: float, wall: datetime) -> None:
         # The hour before the newest record is what a story can use (a kill read while catching
         # up after a restart is as old as its records, not as the clock).
         self._forget_old()
@@ -326,6 +440,11 @@ class Watcher:
                 self._told.popitem(last=False)
             self.kills += 1
             self.emit(self._kill_notice(analysis, episode, wall))
+            cgroups = tuple(c for c in (episode.memcg, episode.task_memcg) if c and c != "/")
+            name = episode.victim.comm if episode.victim else victim_name(episode)
+            self._recent.append(_Told(now, cgroups, name, key[1]))
+        # Told (and so written everywhere): the cursor may pass the kill, up to a report begun since.
+        self._hold = self._open
 
     def _key(self, episode: Episode) -> tuple[str | None, int | None, str, str]:
         """(boot, pid, victim, time): the same kill read again is not a new kill."""
@@ -342,7 +461,12 @@ class Watcher:
         text = words.who + words.what + (" (while the watcher was not running)" if late else "")
         first, last = episode.lines
         lines = tuple(_line_json(r) for r in self._buffer if first <= r.line_no <= last)
-        data: dict[str, Any] = {"late": late, "lead_time_s": story.lead_time_s, "story": story_json(story)}
+        data: dict[str, Any] = {
+            "late": late,
+            "lead_time_s": story.lead_time_s,
+            "boot": self.boot_id,
+            "story": story_json(story),
+        }
         view: WhyView = why_view(analysis, [story], verdict)
         return Notice("kill", story.cause, wall, text, data=data, lines=lines, view=view)
 
@@ -357,6 +481,16 @@ def _is_kill(event: ev.Event | None) -> bool:
     if isinstance(event, ev.UnitRecord):
         return event.kind == "oom-kill"
     return isinstance(event, (ev.Killed, ev.UserspaceKill, ev.OomPanic))
+
+
+def _cgroup_name(path: str) -> str:
+    """A cgroup directory as the kernel log names it: `/sys/fs/cgroup/memory/a/b` is `/a/b`."""
+    inside = path
+    for mount in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        if path == mount or path.startswith(mount + "/"):
+            inside = path[len(mount) :]
+            break
+    return inside or "/"
 
 
 def _stamp(wall: datetime) -> Stamp:
