@@ -194,3 +194,19 @@ def test_input_with_no_line_break_in_its_first_mib_is_not_a_log(tmp_path: Path, 
     assert output.startswith("oomtrace: error: ") and output.count("\n") == 1, output
     assert "has no line break in its first 1 MiB: not a text kernel log" in output
     assert peak < 60
+
+
+def test_report_counts_every_kill_of_the_log_and_says_how_many_were_kept(
+    tmp_path: Path, few_kept: None
+) -> None:
+    log = crash_loop(tmp_path / "loop.log", 20)
+    document = json.loads(run("report", "-k", str(log), "--tz", "UTC", "--format", "json").stdout)
+    counts = document["counts"]
+    assert counts["kills"] == 20 and counts["kept_kills"] == 7
+    assert counts["by_victim"] == {"oomprobe-hog": 20}
+    assert counts["by_cause"] == {"cgroup-oom": 20}
+    assert counts["incidents"] == len(document["incidents"])
+    for form in ("text", "markdown"):
+        said = " ".join(run("report", "-k", str(log), "--tz", "UTC", "--format", form).stdout.split())
+        assert "20 kill(s), 7 of them kept whole and told in" in said
+        assert "7 kill(s)" not in said

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from oomtrace.explain import container_of
 from oomtrace.model import Analysis, Episode
-from oomtrace.story import cause_of
+from oomtrace.services import cause_of
 from oomtrace.watch.blackbox import write_cursor
 
 # node-problem-detector's max_output_length in its examples: the status message is cut there.

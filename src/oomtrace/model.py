@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from oomtrace.keep import KillIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +272,27 @@ class Elided:
     """Warning runs dropped with them."""
     kept_first: int
     kept_last: int
+    causes: tuple[tuple[str, int], ...] = ()
+    """Their causes (story.cause_of) with counts, most frequent first."""
+    spans: tuple[tuple[str, int, Moment, Moment], ...] = ()
+    """Every victim name counted one by one (the rest "(other)"): its kills, first and last."""
+    index: KillIndex | None = field(default=None, repr=False, compare=False)
+    """Each kill's pid and place, to find one again (`why PID`)."""
+
+    def find(self, pid: int) -> list[Moment]:
+        """When the kills of `pid` among these were."""
+        return self.index.find(pid) if self.index is not None else []
+
+    def span_of(self, matches: Callable[[str], bool]) -> tuple[int, Moment, Moment] | None:
+        """How many of these kills had a victim name `matches` takes, the first and the last."""
+        found = [(count, first, last) for name, count, first, last in self.spans if matches(name)]
+        if not found:
+            return None
+        return (
+            sum(count for count, _, _ in found),
+            min((first for _, first, _ in found), key=lambda m: m.seq),
+            max((last for _, _, last in found), key=lambda m: m.seq),
+        )
 
     def note(self) -> str:
         when = ""

@@ -11,7 +11,7 @@ from datetime import datetime
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
 from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
-from oomtrace.services import USERSPACE_KILLERS
+from oomtrace.services import cause_of, victim_label
 from oomtrace.sources.serverlog import ServerLogFacts
 from oomtrace.units import duration, kib, time_of_day
 
@@ -87,13 +87,6 @@ def _is_target(episode: Episode, query: str) -> bool:
     # `why llama.service` (or `why llama` for llama.service) finds kills in that unit.
     unit = episode.unit
     return unit is not None and query in (unit, unit.rsplit(".", 1)[0])
-
-
-def cause_of(episode: Episode) -> str:
-    """The verdict for a kill on record: which killer, global or a cgroup's limit."""
-    if episode.killer in USERSPACE_KILLERS:
-        return "userspace-oom-killer"
-    return "cgroup-oom" if episode.constraint == "memcg" else "kernel-oom"
 
 
 def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
@@ -241,6 +234,8 @@ class Report:
     """Episodes left out because the log gave them no wall-clock time."""
     kill_times: tuple[datetime, ...] = ()
     """When each kill in the range happened, for the kills-over-time chart."""
+    kept: int = 0
+    """Kills kept whole and told (the counts above are of the whole log, these and the elided)."""
 
 
 def report(analysis: Analysis, since: datetime | None, until: datetime | None, untimed: int) -> Report:
@@ -250,11 +245,14 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         first = next((e for e in members if e.victim is not None or e.unit is not None), None)
         if first is not None:
             stories.append(tell(analysis, first, first.victim.comm if first.victim else str(first.unit)))
-    victims = Counter(
-        e.victim.comm if e.victim else str(e.unit) for e in analysis.episodes if e.victim or e.unit
-    )
+    victims = Counter(victim_label(e) for e in analysis.episodes if e.victim or e.unit)
     causes = Counter(cause_of(e) for e in analysis.episodes if e.victim or e.unit)
     times = tuple(e.moment.time for e in analysis.episodes if (e.victim or e.unit) and e.moment.time)
+    kept = sum(victims.values())
+    if analysis.elided is not None:
+        # Counts are of the whole log: the kills counted, not kept, are in them too.
+        victims.update(dict((name, count) for name, count, _, _ in analysis.elided.spans))
+        causes.update(dict(analysis.elided.causes))
     return Report(
         since=since,
         until=until,
@@ -263,6 +261,7 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         by_cause=tuple(causes.most_common()),
         untimed=untimed,
         kill_times=times,
+        kept=kept,
     )
 
 

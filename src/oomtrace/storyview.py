@@ -212,9 +212,16 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         if report.untimed
         else ()
     )
+    told = f"{len(report.stories)} incident(s), {kills:,} kill(s)"
+    if report.kept != kills:
+        # The counts are of the whole log; the incidents told are those of the kills kept.
+        told = (
+            f"{kills:,} kill(s), {report.kept:,} of them kept whole and told in "
+            f"{len(report.stories)} incident(s)"
+        )
     return ReportView(
         title="OOM post-incident report",
-        heading=f"{len(report.stories)} incident(s), {kills} kill(s){_report_range(report)}",
+        heading=f"{told}{_report_range(report)}",
         overview=_overview(report),
         by_victim=_counts("victim", report.by_victim),
         by_cause=_counts("cause", report.by_cause),

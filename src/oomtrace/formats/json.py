@@ -61,6 +61,7 @@ class JsonFormat(Format):
                 "counts": {
                     "incidents": len(report.stories),
                     "kills": sum(n for _, n in report.by_victim),
+                    "kept_kills": report.kept,
                     "by_victim": dict(report.by_victim),
                     "by_cause": dict(report.by_cause),
                 },
