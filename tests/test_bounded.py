@@ -210,3 +210,44 @@ def test_report_counts_every_kill_of_the_log_and_says_how_many_were_kept(
         said = " ".join(run("report", "-k", str(log), "--tz", "UTC", "--format", form).stdout.split())
         assert "20 kill(s), 7 of them kept whole and told in" in said
         assert "7 kill(s)" not in said
+
+
+def test_why_a_kill_summarised_in_the_middle_reads_the_seconds_around_it_again(
+    tmp_path: Path, few_kept: None
+) -> None:
+    log = crash_loop(tmp_path / "loop.log", 20)
+    result = run("why", "10008", "-k", str(log), "--tz", "UTC", "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["episode"]["victim"]["pid"] == 10_008
+    assert document["episode"]["time"].startswith("2026-11-01T08:00:00")
+    assert "no OOM kill" not in result.stderr
+    assert "was summarised" in result.stderr
+    assert "--since '2026-11-01 07:59:59+00:00' --until '2026-11-01 08:00:01+00:00'" in result.stderr
+    # A victim's name found only among the summarised kills is read again the same way.
+    lines = log.read_text().splitlines()
+    middle = slice(10 * len(MEMCG), 11 * len(MEMCG))
+    lines[middle] = [line.replace("oomprobe-hog", "middle-hog") for line in lines[middle]]
+    log.write_text("\n".join(lines) + "\n")
+    named = run("why", "middle-hog", "-k", str(log), "--tz", "UTC", "--format", "json")
+    assert named.exit_code == 0, named.output
+    assert json.loads(named.stdout)["episode"]["victim"]["pid"] == 10_010
+
+
+def test_why_a_summarised_kill_without_a_wall_time_says_where_it_is(tmp_path: Path, few_kept: None) -> None:
+    lines = []
+    for n in range(20):
+        for line in MEMCG:
+            stamp, message = line.split("] ", 1)
+            uptime = float(stamp.strip("[ ")) + 3600 * n
+            lines.append(f"[{uptime:12.6f}] {message.replace('2110', str(10_000 + n))}")
+    log = tmp_path / "loop.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = run("why", "10008", "-k", str(log))
+    assert result.exit_code == 1
+    said = " ".join(result.stderr.split())
+    assert "no OOM kill" not in said
+    assert "the kill of '10008' is in the log (line " in said and "but was summarised" in said
+    assert "give --boot-time, then --since/--until around it" in said
+    line = int(said.split("(line ", 1)[1].split()[0])
+    assert "Killed process 10008 " in lines[line - 1]

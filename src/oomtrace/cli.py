@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -34,7 +34,7 @@ from oomtrace.sources.base import Source
 from oomtrace.sources.serverlog import read_server_log, summarize
 from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.sources.watchrecord import WatchRecordFile
-from oomtrace.story import find_deaths, report, tell, with_server_warnings
+from oomtrace.story import find_deaths, report, summarised_kill, tell, with_server_warnings
 from oomtrace.storyview import report_view, why_view
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
@@ -591,6 +591,9 @@ def why_command(
         ended = parse_when(server_log_end, settings.zone)
         logs = [dataclasses.replace(facts, last_time=ended, last_time_from="given") for facts in logs]
     deaths = find_deaths(analysis, name)
+    if not deaths:
+        analysis, settings = _read_summarised_again(analysis, settings, name)
+        deaths = find_deaths(analysis, name)
     if not logs and deaths and deaths[-1].unit and settings.journal is not None:
         # Under systemd the unit's own records are the server's log.
         unit = deaths[-1].unit
@@ -707,6 +710,34 @@ def check_command(cursor_file: str, **options: Any) -> None:
     raise SystemExit(check.NEW_KILL if kills else check.OK)
 
 
+def _ranged(settings: _Settings, since: datetime, until: datetime) -> _Settings:
+    journal = dataclasses.replace(settings.journal, since=since, until=until) if settings.journal else None
+    return dataclasses.replace(settings, since=since, until=until, journal=journal)
+
+
+def _read_summarised_again(analysis: Analysis, settings: _Settings, name: str) -> tuple[Analysis, _Settings]:
+    """A kill of NAME counted but not kept (the middle of a crash loop of thousands) is found
+    again by a second read of the seconds around it; without a wall time to select it by, the
+    "not found" message says where it is (elision_words)."""
+    found = summarised_kill(analysis, name)
+    if found is None or found.time is None:
+        return analysis, settings
+    around = _ranged(settings, found.time - timedelta(seconds=1), found.time + timedelta(seconds=1))
+    click.echo(
+        f"oomtrace: the kill of {inert(name)!r} was summarised in a read of the whole log (it is one of "
+        f"its middle kills); read again {_range_options(found.time)}",
+        err=True,
+    )
+    again, _ = _analysis(around)
+    return again, around
+
+
+def _range_options(time: datetime) -> str:
+    """`--since '...' --until '...'`: the two seconds around a kill."""
+    start, end = ((time + timedelta(seconds=s)).isoformat(sep=" ", timespec="seconds") for s in (-1, 1))
+    return f"--since '{start}' --until '{end}'"
+
+
 def _list_boots(settings: _Settings) -> None:
     if settings.journal is None:
         raise UsageError(
@@ -764,6 +795,16 @@ def _redactor(settings: _Settings, analysis: Analysis) -> Redactor:
 
 
 def _not_found_message(analysis: Analysis, name: str, verdict: Verdict) -> str:
+    summarised = summarised_kill(analysis, name)
+    if summarised is not None:
+        # Only one without a wall time gets here: one with a time was read again (why_command).
+        where = f"line {summarised.line} of {summarised.source}"
+        uptime = f", uptime {summarised.uptime_s:.0f}s" if summarised.uptime_s is not None else ""
+        return (
+            f"the kill of {name!r} is in the log ({where}{uptime}) but was summarised with the middle "
+            f"kills of a long log, to bound memory; its line has no wall-clock time to select it by: "
+            "give --boot-time, then --since/--until around it"
+        )
     if verdict.server_log is not None:
         return verdict.headline
     names = analysis.source_names

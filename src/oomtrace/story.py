@@ -81,6 +81,18 @@ def find_deaths(analysis: Analysis, query: str) -> list[Episode]:
     return [e for e in analysis.episodes if _is_target(e, query)]
 
 
+def summarised_kill(analysis: Analysis, query: str) -> Moment | None:
+    """When the latest kill of the queried pid or name among those counted, not kept, was."""
+    elided = analysis.elided
+    if elided is None:
+        return None
+    if query.isdigit():
+        found = elided.find(int(query))
+        return found[-1] if found else None
+    span = elided.span_of(lambda comm: name_matches(query, comm))
+    return span[2] if span is not None else None
+
+
 def _is_target(episode: Episode, query: str) -> bool:
     if episode.victim is not None and name_matches(query, episode.victim.comm):
         return True
