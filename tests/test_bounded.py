@@ -251,3 +251,13 @@ def test_why_a_summarised_kill_without_a_wall_time_says_where_it_is(tmp_path: Pa
     assert "give --boot-time, then --since/--until around it" in said
     line = int(said.split("(line ", 1)[1].split()[0])
     assert "Killed process 10008 " in lines[line - 1]
+
+
+def test_the_rank_in_a_trimmed_tasks_table_counts_every_row_it_had(tmp_path: Path) -> None:
+    log = big_table(tmp_path / "big.log", 30_000)
+    for form in ("text", "markdown", "json"):
+        said = " ".join(run("why", "oomprobe-hog", "-k", str(log), "--format", form).stdout.split())
+        assert "highest badness in the report's tasks table of 30,001 rows (" in said
+        assert "killable tasks" not in said  # the kept rows' count, said as if it were the table's
+    small = run("why", "oomprobe-hog", "-k", str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log"))
+    assert "highest badness of the " in small.stdout and "killable tasks in the report" in small.stdout

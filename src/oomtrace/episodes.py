@@ -731,6 +731,7 @@ class _Freezer:
             lines=(draft.first_line, draft.last_line),
             raw_lines=tuple(draft.raw_lines),
             trimmed=self.trimmed(len(tasks)),
+            table_rows=self.draft.task_rows if self.draft.task_rows > len(tasks) else None,
         )
 
     def trimmed(self, kept_rows: int) -> tuple[str, ...]:

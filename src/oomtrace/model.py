@@ -180,6 +180,8 @@ class Episode:
     trimmed: tuple[str, ...] = ()
     """What was not kept of an oversized report to bound memory, in words ("tasks table: 1,000
     of 200,000 rows kept, ..."): the answer may then rest on part of the report."""
+    table_rows: int | None = None
+    """Rows the tasks table had, where more than `tasks` kept (episodes.MAX_TASK_ROWS)."""
     memcg_from: str | None = None
     """Which line named `memcg`: "oom-kill summary", "Task in line", or "memory cgroup stats
     (inferred)" when the report lost both."""
