@@ -11,23 +11,26 @@ import gzip
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from oomtrace import episodes
+from oomtrace import episodes, story
+from oomtrace.formats.markdown import GITHUB_LIMIT
 from tests.conftest import FIXTURES, run
 
 REPORT = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text().splitlines()
 MEMCG = (FIXTURES / "real_memcg_v1_6.18" / "kernel.log").read_text().splitlines()
 
 
-def crash_loop(path: Path, kills: int) -> Path:
-    """`kills` copies of a real memcg report an hour apart, each with its own pid
+def crash_loop(path: Path, kills: int, gap_s: int = 3600) -> Path:
+    """`kills` copies of a real memcg report an hour (or `gap_s`) apart, each with its own pid
     (`journalctl -k -o short-iso`)."""
     lines = []
+    start = datetime(2026, 11, 1, tzinfo=UTC)
     for n in range(kills):
-        stamp = f"2026-11-{1 + n // 24:02d}T{n % 24:02d}:00:00+0000 gpu1 kernel:"
+        stamp = f"{start + timedelta(seconds=gap_s * n):%Y-%m-%dT%H:%M:%S}+0000 gpu1 kernel:"
         for line in MEMCG:
             message = line.split("] ", 1)[1]
             lines.append(f"{stamp} {message.replace('2110', str(10_000 + n))}")
@@ -261,3 +264,43 @@ def test_the_rank_in_a_trimmed_tasks_table_counts_every_row_it_had(tmp_path: Pat
         assert "killable tasks" not in said  # the kept rows' count, said as if it were the table's
     small = run("why", "oomprobe-hog", "-k", str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log"))
     assert "highest badness of the " in small.stdout and "killable tasks in the report" in small.stdout
+
+
+def test_each_story_of_a_long_incident_is_bounded_whatever_the_incident_holds(tmp_path: Path) -> None:
+    """A crash loop 37 s apart is one incident; each story lists the kills nearest its own and
+    counts the rest, so a story's size does not grow with the loop (issue 23, 8)."""
+    sizes = {}
+    for kills in (2 * story.MAX_COLLATERAL, 6 * story.MAX_COLLATERAL):
+        log = crash_loop(tmp_path / f"loop-{kills}.log", kills, gap_s=37)
+        result = run("why", "oomprobe-hog", "--all", "-k", str(log), "--tz", "UTC", "--format", "json")
+        document = json.loads(result.stdout)
+        assert len(document["all"]) == kills
+        for told in document["all"]:
+            listed = len(told["collateral"])
+            assert listed == story.MAX_COLLATERAL
+            assert told["collateral_more"] == kills - 1 - listed
+            assert len([t for t in told["timeline"] if t["kind"] == "collateral"]) == listed
+        sizes[kills] = max(len(json.dumps(told)) for told in document["all"])
+        middle = document["all"][kills // 2]
+        pid = middle["episode"]["victim"]["pid"]
+        # The nearest: as many before as after the story's own kill.
+        assert [e["victim"]["pid"] for e in middle["collateral"]] == [
+            p for p in range(pid - 5, pid + 6) if p != pid
+        ]
+    small, large = sizes.values()
+    assert large < small * 1.05  # the same size: three times the kills, not three times the story
+    log = tmp_path / f"loop-{6 * story.MAX_COLLATERAL}.log"
+    more = 6 * story.MAX_COLLATERAL - 1 - story.MAX_COLLATERAL
+    for form in ("text", "markdown"):
+        said = run("why", "oomprobe-hog", "-k", str(log), "--tz", "UTC", "--format", form).stdout
+        assert f"and {more:,} more kill(s) in this incident, further from this one" in " ".join(said.split())
+    # The sentence counts every other kill of the incident, not the ones listed.
+    assert f"In the same incident {6 * story.MAX_COLLATERAL - 1} other processes were killed" in said
+
+
+def test_why_all_in_markdown_words_only_what_fits_under_githubs_limit(tmp_path: Path) -> None:
+    log = crash_loop(tmp_path / "loop.log", 200, gap_s=37)
+    result = run("why", "oomprobe-hog", "--all", "-k", str(log), "--tz", "UTC", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout) < GITHUB_LIMIT
+    assert "more incident(s) left out to stay under GitHub's" in result.stdout

@@ -25,6 +25,7 @@ from oomtrace.errors import EmptyInputError, ExitCode, NotFoundError, OomtraceEr
 from oomtrace.formats import FORMATS, format_class
 from oomtrace.formats.base import Format
 from oomtrace.jsonshapes import Shape
+from oomtrace.keep import Lazily
 from oomtrace.listview import hosts_view, list_view
 from oomtrace.model import Analysis
 from oomtrace.redact import Redactor
@@ -605,10 +606,15 @@ def why_command(
         if facts.lines:
             logs = [facts]
     verdict = judge(analysis, name, deaths[-1] if deaths else None, logs, len(deaths), every)
-    chosen = deaths if every else deaths[-1:]
-    stories = [with_server_warnings(tell(analysis, episode, name), logs) for episode in chosen]
+    chosen = [e.id for e in (deaths if every else deaths[-1:])]
     redactor = _redactor(settings, analysis)
-    stories, verdict, analysis = redactor.apply((stories, verdict, analysis))
+    # Told from the redacted analysis, one at a time as a format reads them: `--all` of 20,000
+    # kills holds one story, not all of them.
+    verdict, analysis, logs, query = redactor.apply((verdict, analysis, logs, name))
+    shown = analysis
+    stories = Lazily(
+        len(chosen), lambda i: with_server_warnings(tell(shown, shown.episode(chosen[i]), query), logs)
+    )
     if verdict.cause == "unknown" and not verdict.involvement:
         _render(settings, lambda fmt: fmt.not_found(analysis, name, verdict))
         raise NotFoundError(_not_found_message(analysis, name, verdict))

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, overload
 
 from oomtrace.model import Moment
 
@@ -51,6 +51,32 @@ class FirstAndLast(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._first) + len(self._last)
+
+
+class Lazily(Sequence[T]):
+    """A sequence whose items are made when read, one at a time: `why --all` of 20,000 kills
+    tells (and a format words) one story, writes it and lets it go."""
+
+    def __init__(self, count: int, make: Callable[[int], T]) -> None:
+        self._count = count
+        self._make = make
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        if isinstance(index, slice):
+            return [self._make(i) for i in range(*index.indices(self._count))]
+        if not -self._count <= index < self._count:
+            raise IndexError(index)
+        return self._make(index % self._count)
+
+    def __iter__(self) -> Iterator[T]:
+        return (self._make(i) for i in range(self._count))
 
 
 class KillIndex:
