@@ -607,7 +607,7 @@ def why_command(
             logs = [facts]
     verdict = judge(analysis, name, deaths[-1] if deaths else None, logs, len(deaths), every)
     chosen = [e.id for e in (deaths if every else deaths[-1:])]
-    redactor = _redactor(settings, analysis)
+    redactor = _redactor(settings, analysis, server_logs)
     # Told from the redacted analysis, one at a time as a format reads them: `--all` of 20,000
     # kills holds one story, not all of them.
     verdict, analysis, logs, query = redactor.apply((verdict, analysis, logs, name))
@@ -671,6 +671,7 @@ def export_command(prom_textfile: str, **options: Any) -> None:
     settings = _settings(read_piped=False, **options)
     outputs.refuse_overlaps({"--prom-textfile": prom_textfile}, _read_paths(settings))
     analysis, _ = _analysis(settings)
+    analysis = _redactor(settings, analysis).apply(analysis)
     from_analysis(analysis).write(prom_textfile)
 
 
@@ -708,11 +709,12 @@ def check_command(cursor_file: str, **options: Any) -> None:
         analysis, _ = _analysis(settings)
         kills = check.new_kills(analysis, saved)
         check.save(cursor_file, analysis, saved)
+        redactor = _redactor(settings, analysis)
     except (OomtraceError, ValueError, OSError) as error:
         # NPD reads stdout: the reason goes there, cut to its line.
         click.echo(inert(f"unknown: {error}")[: check.MAX_LINE])
         raise SystemExit(check.UNKNOWN) from None
-    click.echo(inert(check.summary(kills)))
+    click.echo(inert(check.summary(kills, redactor)))
     raise SystemExit(check.NEW_KILL if kills else check.OK)
 
 
@@ -794,10 +796,12 @@ def _show_progress(settings: _Settings) -> bool:
     )
 
 
-def _redactor(settings: _Settings, analysis: Analysis) -> Redactor:
+def _redactor(settings: _Settings, analysis: Analysis, server_logs: tuple[str, ...] = ()) -> Redactor:
     if not settings.redact:
         return Redactor.disabled()
-    return Redactor(analysis.hosts)
+    # The input files' names may hold a host's name too (`spark-01-kern.log`).
+    paths = [*settings.kernel_logs, *settings.records, *server_logs, *(s.name for s in analysis.sources)]
+    return Redactor(analysis.hosts, paths=paths)
 
 
 def _not_found_message(analysis: Analysis, name: str, verdict: Verdict) -> str:
