@@ -617,7 +617,7 @@ def why_command(
     )
     if verdict.cause == "unknown" and not verdict.involvement:
         _render(settings, lambda fmt: fmt.not_found(analysis, name, verdict))
-        raise NotFoundError(_not_found_message(analysis, name, verdict))
+        raise NotFoundError(redactor.apply(_not_found_message(analysis, name, verdict)))
     view = why_view(analysis, stories, verdict)
     _render(settings, lambda fmt: fmt.why(analysis, view))
 
@@ -726,7 +726,7 @@ def _ranged(settings: _Settings, since: datetime, until: datetime) -> _Settings:
 def _read_summarised_again(analysis: Analysis, settings: _Settings, name: str) -> tuple[Analysis, _Settings]:
     """A kill of NAME counted but not kept (the middle of a crash loop of thousands) is found
     again by a second read of the seconds around it; without a wall time to select it by, the
-    "not found" message says where it is (elision_words)."""
+    "not found" message says where it is (_not_found_message)."""
     found = summarised_kill(analysis, name)
     if found is None or found.time is None:
         return analysis, settings
