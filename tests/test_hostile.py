@@ -362,6 +362,7 @@ def test_json_escapes_invisible_characters_and_keeps_backslashes(
     assert result.exit_code == 0, result.output
     for char in ("\u202e", "\u200b", "\u2028", "\x9b"):
         assert char not in result.stdout
-    assert "\\u202e" in result.stdout and "\\u009b" in result.stdout
-    # `"h\\\\o\\\\-g\\u202e...`: the name as JSON writes it, so it reads back whole, every backslash kept.
-    assert json.dumps(name)[1:-1] in result.stdout
+    assert "\\u202e" in result.stdout and "\\u2028" in result.stdout and "\\u009b" in result.stdout
+    # `"h\\\\o\\\\-g\\u202e...`: the name as JSON writes it, so it reads back whole, every backslash kept
+    # (less the zero-width space, which the reader drops as a copy's artefact: prefixes._INVISIBLE).
+    assert json.dumps(name.replace("\u200b", ""))[1:-1] in result.stdout
