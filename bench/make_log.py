@@ -3,6 +3,7 @@
     python bench/make_log.py bench/out/kern-1g.log --mib 1024
     python bench/make_log.py bench/out/journalctl-1g.log --mib 1024 --style journalctl
     python bench/make_log.py bench/out/kills-20k.log --kills 20000
+    python bench/make_log.py bench/out/loop-1000.log --kills 1000 --gap 37 --style journalctl
     python bench/make_log.py bench/out/reports-5000.log --mib 217 --reports 5000
     python bench/make_log.py bench/out/quiet-1g.log --mib 1024 --style kernlog --no-xid
 
@@ -101,20 +102,22 @@ def write(
             written += len(chunk)
 
 
-def write_kills(path: Path, kills: int, style: str = "dmesg") -> None:
+def write_kills(path: Path, kills: int, style: str = "dmesg", gap: float | None = None) -> None:
     """A crash loop: `kills` complete reports a minute apart, each after three NVRM failures
-    and a little noise (the shape of a server restarted by systemd until someone notices)."""
+    and a little noise (the shape of a server restarted by systemd until someone notices).
+    With `gap`, the kills are that many seconds apart (37: a loop joined into one incident)."""
     rng = random.Random(kills)
     body = report_lines()
     uptime = 100.0
+    lead = 60.0 if gap is None else max(gap - 5.0, 0.0)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
         for done in range(kills):
             block = []
             for _ in range(5):
-                uptime += rng.random()
+                uptime += rng.random() * (1.0 if gap is None else 0.1)
                 block.append(noise_line(rng, style, uptime))
-            uptime = report_block(block, body, style, uptime, 1_000_000 + done)
+            uptime = report_block(block, body, style, uptime, 1_000_000 + done, lead)
             out.write("".join(block))
 
 
@@ -126,13 +129,15 @@ def noise_line(
     return f"{prefix(style, uptime)} {message}\n"
 
 
-def report_block(block: list[str], body: list[str], style: str, uptime: float, pid: int) -> float:
-    """Three NVRM allocation failures, then a minute later the report, its victim `pid`: the
-    lines go onto `block`; returns the uptime after them."""
+def report_block(
+    block: list[str], body: list[str], style: str, uptime: float, pid: int, lead: float = 60.0
+) -> float:
+    """Three NVRM allocation failures, then `lead` seconds later the report, its victim `pid`:
+    the lines go onto `block`; returns the uptime after them."""
     for _ in range(3):
         uptime += 1.5
         block.append(f"{prefix(style, uptime)} {NVRM_OOM}\n")
-    uptime += 60
+    uptime += lead
     for line in body:
         block.append(f"{prefix(style, uptime)} {line.replace('1966928', str(pid))}\n")
     return uptime
@@ -156,9 +161,12 @@ def main() -> None:
     parser.add_argument(
         "--kills", type=int, help="instead of --mib: a crash loop of this many complete reports"
     )
+    parser.add_argument(
+        "--gap", type=float, help="with --kills: seconds between kills (default about a minute)"
+    )
     args = parser.parse_args()
     if args.kills:
-        write_kills(args.path, args.kills, style=args.style)
+        write_kills(args.path, args.kills, style=args.style, gap=args.gap)
     else:
         write(args.path, args.mib, reports=args.reports, style=args.style, xid=not args.no_xid)
 

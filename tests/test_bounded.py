@@ -11,23 +11,26 @@ import gzip
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from oomtrace import episodes
+from oomtrace import episodes, story
+from oomtrace.formats.markdown import GITHUB_LIMIT
 from tests.conftest import FIXTURES, run
 
 REPORT = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text().splitlines()
 MEMCG = (FIXTURES / "real_memcg_v1_6.18" / "kernel.log").read_text().splitlines()
 
 
-def crash_loop(path: Path, kills: int) -> Path:
-    """`kills` copies of a real memcg report an hour apart, each with its own pid
+def crash_loop(path: Path, kills: int, gap_s: int = 3600) -> Path:
+    """`kills` copies of a real memcg report an hour (or `gap_s`) apart, each with its own pid
     (`journalctl -k -o short-iso`)."""
     lines = []
+    start = datetime(2026, 11, 1, tzinfo=UTC)
     for n in range(kills):
-        stamp = f"2026-11-{1 + n // 24:02d}T{n % 24:02d}:00:00+0000 gpu1 kernel:"
+        stamp = f"{start + timedelta(seconds=gap_s * n):%Y-%m-%dT%H:%M:%S}+0000 gpu1 kernel:"
         for line in MEMCG:
             message = line.split("] ", 1)[1]
             lines.append(f"{stamp} {message.replace('2110', str(10_000 + n))}")
@@ -194,3 +197,110 @@ def test_input_with_no_line_break_in_its_first_mib_is_not_a_log(tmp_path: Path, 
     assert output.startswith("oomtrace: error: ") and output.count("\n") == 1, output
     assert "has no line break in its first 1 MiB: not a text kernel log" in output
     assert peak < 60
+
+
+def test_report_counts_every_kill_of_the_log_and_says_how_many_were_kept(
+    tmp_path: Path, few_kept: None
+) -> None:
+    log = crash_loop(tmp_path / "loop.log", 20)
+    document = json.loads(run("report", "-k", str(log), "--tz", "UTC", "--format", "json").stdout)
+    counts = document["counts"]
+    assert counts["kills"] == 20 and counts["kept_kills"] == 7
+    assert counts["by_victim"] == {"oomprobe-hog": 20}
+    assert counts["by_cause"] == {"cgroup-oom": 20}
+    assert counts["incidents"] == len(document["incidents"])
+    for form in ("text", "markdown"):
+        said = " ".join(run("report", "-k", str(log), "--tz", "UTC", "--format", form).stdout.split())
+        assert "20 kill(s), 7 of them kept whole and told in" in said
+        assert "7 kill(s)" not in said
+
+
+def test_why_a_kill_summarised_in_the_middle_reads_the_seconds_around_it_again(
+    tmp_path: Path, few_kept: None
+) -> None:
+    log = crash_loop(tmp_path / "loop.log", 20)
+    result = run("why", "10008", "-k", str(log), "--tz", "UTC", "--format", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["episode"]["victim"]["pid"] == 10_008
+    assert document["episode"]["time"].startswith("2026-11-01T08:00:00")
+    assert "no OOM kill" not in result.stderr
+    assert "was summarised" in result.stderr
+    assert "--since '2026-11-01 07:59:59+00:00' --until '2026-11-01 08:00:01+00:00'" in result.stderr
+    # A victim's name found only among the summarised kills is read again the same way.
+    lines = log.read_text().splitlines()
+    middle = slice(10 * len(MEMCG), 11 * len(MEMCG))
+    lines[middle] = [line.replace("oomprobe-hog", "middle-hog") for line in lines[middle]]
+    log.write_text("\n".join(lines) + "\n")
+    named = run("why", "middle-hog", "-k", str(log), "--tz", "UTC", "--format", "json")
+    assert named.exit_code == 0, named.output
+    assert json.loads(named.stdout)["episode"]["victim"]["pid"] == 10_010
+
+
+def test_why_a_summarised_kill_without_a_wall_time_says_where_it_is(tmp_path: Path, few_kept: None) -> None:
+    lines = []
+    for n in range(20):
+        for line in MEMCG:
+            stamp, message = line.split("] ", 1)
+            uptime = float(stamp.strip("[ ")) + 3600 * n
+            lines.append(f"[{uptime:12.6f}] {message.replace('2110', str(10_000 + n))}")
+    log = tmp_path / "loop.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = run("why", "10008", "-k", str(log))
+    assert result.exit_code == 1
+    said = " ".join(result.stderr.split())
+    assert "no OOM kill" not in said
+    assert "the kill of '10008' is in the log (line " in said and "but was summarised" in said
+    assert "give --boot-time, then --since/--until around it" in said
+    line = int(said.split("(line ", 1)[1].split()[0])
+    assert "Killed process 10008 " in lines[line - 1]
+
+
+def test_the_rank_in_a_trimmed_tasks_table_counts_every_row_it_had(tmp_path: Path) -> None:
+    log = big_table(tmp_path / "big.log", 30_000)
+    for form in ("text", "markdown", "json"):
+        said = " ".join(run("why", "oomprobe-hog", "-k", str(log), "--format", form).stdout.split())
+        assert "highest badness in the report's tasks table of 30,001 rows (" in said
+        assert "killable tasks" not in said  # the kept rows' count, said as if it were the table's
+    small = run("why", "oomprobe-hog", "-k", str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log"))
+    assert "the only killable task in the report" in " ".join(small.stdout.split())
+
+
+def test_each_story_of_a_long_incident_is_bounded_whatever_the_incident_holds(tmp_path: Path) -> None:
+    """A crash loop 37 s apart is one incident; each story lists the kills nearest its own and
+    counts the rest, so a story's size does not grow with the loop (issue 23, 8)."""
+    sizes = {}
+    for kills in (2 * story.MAX_COLLATERAL, 6 * story.MAX_COLLATERAL):
+        log = crash_loop(tmp_path / f"loop-{kills}.log", kills, gap_s=37)
+        result = run("why", "oomprobe-hog", "--all", "-k", str(log), "--tz", "UTC", "--format", "json")
+        document = json.loads(result.stdout)
+        assert len(document["all"]) == kills
+        for told in document["all"]:
+            listed = len(told["collateral"])
+            assert listed == story.MAX_COLLATERAL
+            assert told["collateral_more"] == kills - 1 - listed
+            assert len([t for t in told["timeline"] if t["kind"] == "collateral"]) == listed
+        sizes[kills] = max(len(json.dumps(told)) for told in document["all"])
+        middle = document["all"][kills // 2]
+        pid = middle["episode"]["victim"]["pid"]
+        # The nearest: as many before as after the story's own kill.
+        assert [e["victim"]["pid"] for e in middle["collateral"]] == [
+            p for p in range(pid - 5, pid + 6) if p != pid
+        ]
+    small, large = sizes.values()
+    assert large < small * 1.05  # the same size: three times the kills, not three times the story
+    log = tmp_path / f"loop-{6 * story.MAX_COLLATERAL}.log"
+    more = 6 * story.MAX_COLLATERAL - 1 - story.MAX_COLLATERAL
+    for form in ("text", "markdown"):
+        said = run("why", "oomprobe-hog", "-k", str(log), "--tz", "UTC", "--format", form).stdout
+        assert f"and {more:,} more kill(s) in this incident, further from this one" in " ".join(said.split())
+    # The sentence counts every other kill of the incident, not the ones listed.
+    assert f"In the same incident {6 * story.MAX_COLLATERAL - 1} other processes were killed" in said
+
+
+def test_why_all_in_markdown_words_only_what_fits_under_githubs_limit(tmp_path: Path) -> None:
+    log = crash_loop(tmp_path / "loop.log", 200, gap_s=37)
+    result = run("why", "oomprobe-hog", "--all", "-k", str(log), "--tz", "UTC", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout) < GITHUB_LIMIT
+    assert "more incident(s) left out to stay under GitHub's" in result.stdout

@@ -12,7 +12,8 @@ from datetime import datetime
 
 from oomtrace.explain import container_of
 from oomtrace.model import Analysis, Episode
-from oomtrace.story import cause_of
+from oomtrace.redact import Redactor
+from oomtrace.services import cause_of
 from oomtrace.watch.blackbox import write_cursor
 
 # node-problem-detector's max_output_length in its examples: the status message is cut there.
@@ -92,23 +93,28 @@ def save(path: str, analysis: Analysis, cursor: Cursor | None) -> None:
     write_cursor(path, "check", "", {"said": said})
 
 
-def summary(kills: list[Episode]) -> str:
-    """`OOM kill: ds4-server (pid 4121) cgroup-oom pod 1a2b3c4d ctr 3f4e5d6c7b8a +2 more`."""
+def summary(kills: list[Episode], redactor: Redactor | None = None) -> str:
+    """`OOM kill: ds4-server (pid 4121) cgroup-oom pod 1a2b3c4d ctr 3f4e5d6c7b8a +2 more`; with
+    a redactor (`--redact`) its placeholders instead (`pod id-1 ctr id-2 on host-1`)."""
     if not kills:
         return "no new OOM kill"
+    hide = redactor.text if redactor is not None and redactor.enabled else None
     latest = kills[-1]
     victim = latest.victim
     name = f"{victim.comm} (pid {victim.pid})" if victim else str(latest.unit)
     pod, container = container_of(latest.task_memcg or latest.memcg)
     parts = [f"OOM kill: {name}", cause_of(latest)]
     if pod:
-        parts.append(f"pod {pod[:8]}")
+        # Cut, a pod's uid is no longer one to redact: its placeholder is taken whole.
+        parts.append(f"pod {hide(pod) if hide else pod[:8]}")
     if container:
-        parts.append(f"ctr {container[:12]}")
+        parts.append(f"ctr {hide(container) if hide else container[:12]}")
     elif latest.unit:
         parts.append(latest.unit)
     if latest.host:
         parts.append(f"on {latest.host}")
+    if hide is not None:
+        parts = [hide(part) for part in parts]
     more = f" +{len(kills) - 1} more" if len(kills) > 1 else ""
     line = " ".join(parts)
     room = MAX_LINE - len(more)

@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -25,6 +25,7 @@ from oomtrace.errors import EmptyInputError, ExitCode, NotFoundError, OomtraceEr
 from oomtrace.formats import FORMATS, format_class
 from oomtrace.formats.base import Format
 from oomtrace.jsonshapes import Shape
+from oomtrace.keep import Lazily
 from oomtrace.listview import hosts_view, list_view
 from oomtrace.model import Analysis
 from oomtrace.redact import Redactor
@@ -34,7 +35,7 @@ from oomtrace.sources.base import Source
 from oomtrace.sources.serverlog import read_server_log, summarize
 from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.sources.watchrecord import WatchRecordFile
-from oomtrace.story import find_deaths, report, tell, with_server_warnings
+from oomtrace.story import find_deaths, report, summarised_kill, tell, with_server_warnings
 from oomtrace.storyview import report_view, why_view
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.timerange import parse_when
@@ -591,6 +592,9 @@ def why_command(
         ended = parse_when(server_log_end, settings.zone)
         logs = [dataclasses.replace(facts, last_time=ended, last_time_from="given") for facts in logs]
     deaths = find_deaths(analysis, name)
+    if not deaths:
+        analysis, settings = _read_summarised_again(analysis, settings, name)
+        deaths = find_deaths(analysis, name)
     if not logs and deaths and deaths[-1].unit and settings.journal is not None:
         # Under systemd the unit's own records are the server's log.
         unit = deaths[-1].unit
@@ -602,13 +606,18 @@ def why_command(
         if facts.lines:
             logs = [facts]
     verdict = judge(analysis, name, deaths[-1] if deaths else None, logs, len(deaths), every)
-    chosen = deaths if every else deaths[-1:]
-    stories = [with_server_warnings(tell(analysis, episode, name), logs) for episode in chosen]
-    redactor = _redactor(settings, analysis)
-    stories, verdict, analysis = redactor.apply((stories, verdict, analysis))
+    chosen = [e.id for e in (deaths if every else deaths[-1:])]
+    redactor = _redactor(settings, analysis, server_logs)
+    # Told from the redacted analysis, one at a time as a format reads them: `--all` of 20,000
+    # kills holds one story, not all of them.
+    verdict, analysis, logs, query = redactor.apply((verdict, analysis, logs, name))
+    shown = analysis
+    stories = Lazily(
+        len(chosen), lambda i: with_server_warnings(tell(shown, shown.episode(chosen[i]), query), logs)
+    )
     if verdict.cause == "unknown" and not verdict.involvement:
         _render(settings, lambda fmt: fmt.not_found(analysis, name, verdict))
-        raise NotFoundError(_not_found_message(analysis, name, verdict))
+        raise NotFoundError(redactor.apply(_not_found_message(analysis, name, verdict)))
     view = why_view(analysis, stories, verdict)
     _render(settings, lambda fmt: fmt.why(analysis, view))
 
@@ -662,6 +671,7 @@ def export_command(prom_textfile: str, **options: Any) -> None:
     settings = _settings(read_piped=False, **options)
     outputs.refuse_overlaps({"--prom-textfile": prom_textfile}, _read_paths(settings))
     analysis, _ = _analysis(settings)
+    analysis = _redactor(settings, analysis).apply(analysis)
     from_analysis(analysis).write(prom_textfile)
 
 
@@ -699,12 +709,41 @@ def check_command(cursor_file: str, **options: Any) -> None:
         analysis, _ = _analysis(settings)
         kills = check.new_kills(analysis, saved)
         check.save(cursor_file, analysis, saved)
+        redactor = _redactor(settings, analysis)
     except (OomtraceError, ValueError, OSError) as error:
         # NPD reads stdout: the reason goes there, cut to its line.
         click.echo(inert(f"unknown: {error}")[: check.MAX_LINE])
         raise SystemExit(check.UNKNOWN) from None
-    click.echo(inert(check.summary(kills)))
+    click.echo(inert(check.summary(kills, redactor)))
     raise SystemExit(check.NEW_KILL if kills else check.OK)
+
+
+def _ranged(settings: _Settings, since: datetime, until: datetime) -> _Settings:
+    journal = dataclasses.replace(settings.journal, since=since, until=until) if settings.journal else None
+    return dataclasses.replace(settings, since=since, until=until, journal=journal)
+
+
+def _read_summarised_again(analysis: Analysis, settings: _Settings, name: str) -> tuple[Analysis, _Settings]:
+    """A kill of NAME counted but not kept (the middle of a crash loop of thousands) is found
+    again by a second read of the seconds around it; without a wall time to select it by, the
+    "not found" message says where it is (_not_found_message)."""
+    found = summarised_kill(analysis, name)
+    if found is None or found.time is None:
+        return analysis, settings
+    around = _ranged(settings, found.time - timedelta(seconds=1), found.time + timedelta(seconds=1))
+    click.echo(
+        f"oomtrace: the kill of {inert(name)!r} was summarised in a read of the whole log (it is one of "
+        f"its middle kills); read again {_range_options(found.time)}",
+        err=True,
+    )
+    again, _ = _analysis(around)
+    return again, around
+
+
+def _range_options(time: datetime) -> str:
+    """`--since '...' --until '...'`: the two seconds around a kill."""
+    start, end = ((time + timedelta(seconds=s)).isoformat(sep=" ", timespec="seconds") for s in (-1, 1))
+    return f"--since '{start}' --until '{end}'"
 
 
 def _list_boots(settings: _Settings) -> None:
@@ -757,13 +796,25 @@ def _show_progress(settings: _Settings) -> bool:
     )
 
 
-def _redactor(settings: _Settings, analysis: Analysis) -> Redactor:
+def _redactor(settings: _Settings, analysis: Analysis, server_logs: tuple[str, ...] = ()) -> Redactor:
     if not settings.redact:
         return Redactor.disabled()
-    return Redactor(analysis.hosts)
+    # The input files' names may hold a host's name too (`spark-01-kern.log`).
+    paths = [*settings.kernel_logs, *settings.records, *server_logs, *(s.name for s in analysis.sources)]
+    return Redactor(analysis.hosts, paths=paths)
 
 
 def _not_found_message(analysis: Analysis, name: str, verdict: Verdict) -> str:
+    summarised = summarised_kill(analysis, name)
+    if summarised is not None:
+        # Only one without a wall time gets here: one with a time was read again (why_command).
+        where = f"line {summarised.line} of {summarised.source}"
+        uptime = f", uptime {summarised.uptime_s:.0f}s" if summarised.uptime_s is not None else ""
+        return (
+            f"the kill of {name!r} is in the log ({where}{uptime}) but was summarised with the middle "
+            f"kills of a long log, to bound memory; its line has no wall-clock time to select it by: "
+            "give --boot-time, then --since/--until around it"
+        )
     if verdict.server_log is not None:
         return verdict.headline
     names = analysis.source_names

@@ -15,7 +15,7 @@ from oomtrace.badness import rss_pages, score_row
 from oomtrace.incidents import LOOKBACK_S as LOOKBACK_S  # watch reads it here
 from oomtrace.incidents import incidents_of
 from oomtrace.incidents import moment_gap as moment_gap
-from oomtrace.keep import FirstAndLast
+from oomtrace.keep import FirstAndLast, KillIndex
 from oomtrace.model import (
     Analysis,
     Chosen,
@@ -37,7 +37,7 @@ from oomtrace.model import (
 )
 from oomtrace.parse import split_task_row
 from oomtrace.records import Record, Stamp
-from oomtrace.services import join_units, unit_of, userspace_episode
+from oomtrace.services import cause_of, join_units, unit_of, userspace_episode, victim_label
 
 # Repeats of one warning further apart than this start a new run.
 REPEAT_GAP_S = 3600.0
@@ -731,6 +731,7 @@ class _Freezer:
             lines=(draft.first_line, draft.last_line),
             raw_lines=tuple(draft.raw_lines),
             trimmed=self.trimmed(len(tasks)),
+            table_rows=self.draft.task_rows if self.draft.task_rows > len(tasks) else None,
         )
 
     def trimmed(self, kept_rows: int) -> tuple[str, ...]:
@@ -1065,25 +1066,33 @@ def _numbered(episodes: list[Episode], start: int = 1) -> list[Episode]:
 
 
 class _Elision:
-    """What the kills not kept had in common: how many, when, and who died."""
+    """What the kills not kept had in common: how many, when, who died and why; and where each
+    was, so that `why PID` can still find one."""
 
     def __init__(self) -> None:
         self.kills = 0
         self.first: Moment | None = None
         self.last: Moment | None = None
         self.victims: Counter[str] = Counter()
+        self.causes: Counter[str] = Counter()
+        self.spans: dict[str, tuple[Moment, Moment]] = {}
+        self.index = KillIndex()
 
     def add(self, episode: Episode) -> None:
         self.kills += 1
         if self.first is None:
             self.first = episode.moment
         self.last = episode.moment
-        name = episode.victim.comm if episode.victim is not None else "(unknown)"
+        name = victim_label(episode)
         if name not in self.victims and len(self.victims) >= _ELIDED_NAMES:
             name = "(other)"
         self.victims[name] += 1
+        self.spans[name] = (self.spans.get(name, (episode.moment,))[0], episode.moment)
+        self.causes[cause_of(episode)] += 1
+        self.index.add(episode.victim.pid if episode.victim is not None else None, episode.moment)
 
     def summary(self, runs_dropped: int, resolve: Callable[[Moment], Moment]) -> Elided:
+        self.index.resolve(resolve)
         return Elided(
             kills=self.kills,
             first=resolve(self.first) if self.first is not None else None,
@@ -1092,6 +1101,12 @@ class _Elision:
             warning_runs=runs_dropped,
             kept_first=KEPT_FIRST,
             kept_last=KEPT_LAST,
+            causes=tuple(self.causes.most_common()),
+            spans=tuple(
+                (name, count, resolve(self.spans[name][0]), resolve(self.spans[name][1]))
+                for name, count in self.victims.most_common()
+            ),
+            index=self.index,
         )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from oomtrace.allocation import call_path, request
 from oomtrace.badness import Ranking, rank, rss_pages
+from oomtrace.episodes import MAX_TASK_ROWS
 from oomtrace.model import Analysis, Episode, Victim
 from oomtrace.serverlines import PlanItem
 from oomtrace.units import clock, kib
@@ -329,17 +330,8 @@ def victim_reason(episode: Episode, ranking: Ranking | None) -> str | None:
             return _child_note(episode)
         return None
     victim = ranking.victim
-    count = len(ranking.candidates)
     page_kb = episode.page_size_kb
-    if ranking.victim_rank == 1:
-        # Counts agree with their noun: one candidate is "the only", never "the 1 ... tasks".
-        parts = [
-            "the only killable task in the report"
-            if count == 1
-            else f"highest badness of the {count} killable tasks in the report"
-        ]
-    else:
-        parts = [f"ranked {ranking.victim_rank} of {count} killable tasks by badness"]
+    parts = [_rank_words(episode, ranking)]
     top = ranking.top_without_adj
     adj = victim.oom_score_adj
     if top is not None and top.pid != victim.pid and ranking.victim_rank == 1:
@@ -358,6 +350,30 @@ def victim_reason(episode: Episode, ranking: Ranking | None) -> str | None:
     if ranking.printed_score is not None and ranking.recomputed_score is not None:
         text += f" (kernel score {ranking.printed_score}, recomputed {ranking.recomputed_score})"
     return text
+
+
+def _rank_words(episode: Episode, ranking: Ranking) -> str:
+    """ "highest badness of the 12 killable tasks in the report"; of a table trimmed to bound
+    memory, the rows it had: the rows not kept scored below the kept ones as they arrived."""
+    count = len(ranking.candidates)
+    rank = ranking.victim_rank
+    rows = episode.table_rows
+    if rows is None:
+        if rank == 1:
+            # Counts agree with their noun: one candidate is "the only", never "the 1 ... tasks".
+            if count == 1:
+                return "the only killable task in the report"
+            return f"highest badness of the {count} killable tasks in the report"
+        return f"ranked {rank} of {count} killable tasks by badness"
+    # The kept rows hold the MAX_TASK_ROWS // 2 highest by badness: a rank among those is a rank
+    # in the whole table; below them it is not known.
+    kept = len(episode.tasks)
+    of = f"the report's tasks table of {rows:,} rows ({kept:,} kept: the highest by badness and by rss)"
+    if rank == 1:
+        return f"highest badness in {of}"
+    if rank is not None and rank <= MAX_TASK_ROWS // 2:
+        return f"ranked {rank} by badness in {of}"
+    return f"not among the {MAX_TASK_ROWS // 2} highest by badness in {of}"
 
 
 def _child_note(episode: Episode) -> str:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from oomtrace.keep import KillIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +180,8 @@ class Episode:
     trimmed: tuple[str, ...] = ()
     """What was not kept of an oversized report to bound memory, in words ("tasks table: 1,000
     of 200,000 rows kept, ..."): the answer may then rest on part of the report."""
+    table_rows: int | None = None
+    """Rows the tasks table had, where more than `tasks` kept (episodes.MAX_TASK_ROWS)."""
     memcg_from: str | None = None
     """Which line named `memcg`: "oom-kill summary", "Task in line", or "memory cgroup stats
     (inferred)" when the report lost both."""
@@ -268,6 +274,27 @@ class Elided:
     """Warning runs dropped with them."""
     kept_first: int
     kept_last: int
+    causes: tuple[tuple[str, int], ...] = ()
+    """Their causes (story.cause_of) with counts, most frequent first."""
+    spans: tuple[tuple[str, int, Moment, Moment], ...] = ()
+    """Every victim name counted one by one (the rest "(other)"): its kills, first and last."""
+    index: KillIndex | None = field(default=None, repr=False, compare=False)
+    """Each kill's pid and place, to find one again (`why PID`)."""
+
+    def find(self, pid: int) -> list[Moment]:
+        """When the kills of `pid` among these were."""
+        return self.index.find(pid) if self.index is not None else []
+
+    def span_of(self, matches: Callable[[str], bool]) -> tuple[int, Moment, Moment] | None:
+        """How many of these kills had a victim name `matches` takes, the first and the last."""
+        found = [(count, first, last) for name, count, first, last in self.spans if matches(name)]
+        if not found:
+            return None
+        return (
+            sum(count for count, _, _ in found),
+            min((first for _, first, _ in found), key=lambda m: m.seq),
+            max((last for _, _, last in found), key=lambda m: m.seq),
+        )
 
     def note(self) -> str:
         when = ""

@@ -103,6 +103,9 @@ _QUOTED = re.compile(r"(?:[ \t]{0,3}>)+[ \t]?")
 _MARKS = "*`"
 _MARKDOWN_EDGE = re.compile(r"^\s*(?:\*\*|`+)|(?:\*\*|`+)\s*$")
 _MD_ESCAPE = re.compile(r"\\([\[\]_*#<>`()|-])")
+# Escapes only Markdown writes, where the kernel writes the text (a stamp's or a pid's bracket,
+# its field names): a line without one is log text, whose backslashes (`ll\ama\-srv`) are its own.
+_MD_ESCAPED = re.compile(r"\\\[\s*\d|oom\\_|\\_(?:mask|memcg|allowed|bytes|adj)|\\-(?:rss|vm|killer)")
 _CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
 # What may follow a clock and still be its stamp: a fraction, a zone, a year (`13:12:12.5 CET 2026`).
 _CLOCK_TAIL = re.compile(r"(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|[A-Z]{2,5}))?(?:\s\d{4})?(?![\w:])")
@@ -322,7 +325,7 @@ class LineSplitter:
             line = line[len(self._decoration) :]
         if ">" in line[:4]:
             line = _QUOTED.sub("", line, count=1) if _QUOTED.match(line) else line
-        if "\\" in line:
+        if "\\" in line and _MD_ESCAPED.search(line):
             line = _MD_ESCAPE.sub(r"\1", line).rstrip("\\")
         if "=3D" in line:
             # A mail quoted-printable in transit: `gfp_mask=3D0x200da` (every `=` is `=3D` then).

@@ -33,23 +33,75 @@ _IPV4 = re.compile(
     r"(?<!\w)(?<!\d\.)(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)"
 )
 _HOME = re.compile(r"(?<=/home/)[^/\s]+|(?<=/Users/)[^/\s]+")
+# A slice named after a user rather than a uid (`user-alice.slice`; `user-1000.slice` is a number).
+_USER_SLICE = re.compile(r"(?<=user-)(?!\d+\.slice)[A-Za-z_][\w.-]*?(?=\.slice\b)")
+# Cisco's dotted form (`aabb.ccdd.eeff`) and twelve bare hex digits with a letter among them
+# (`0cc47a1b2c3d`; a run of decimal digits is a count, `0x...` a kernel value).
+_CISCO_MAC = re.compile(r"(?<![\w.])[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(?![\w.])")
+_BARE_MAC = re.compile(r"(?<![\w:.-])(?=[0-9]*[A-Fa-f])(?=[A-Fa-f]*[0-9])[0-9A-Fa-f]{12}(?![\w:-])")
+# What a device or a tool prints after "serial" (`usb 1-3: SerialNumber: 2106WXYZ0042`, `S/N:`).
+_SERIAL = re.compile(r"(?i)\b((?:serial ?(?:number|no\.?)?|s/n|sn)(?:[:=#] ?| ))(?=[\w-]*\d)([\w-]{4,})")
+# Names ending in a suffix only host names have (`.local`, `.internal`) or a public one that
+# machines are named under (`.com`, `.io`): `gpu-node-7.corp.example.com`. Not ccTLDs that are
+# also file extensions (`.py`, `.so`, `.sh`, `.md`).
+_HOST_SUFFIXES = (
+    "local|lan|internal|intranet|corp|home|localdomain|arpa|"
+    "com|net|org|io|dev|cloud|ai|app|edu|gov|mil|int|biz|info|tech|systems|"
+    "de|uk|fr|nl|us|ca|jp|cn|ch|se|no|fi|dk|at|be|es|it|eu|au|nz|in|kr|br|ru|pl|cz"
+)
+_FQDN = re.compile(
+    r"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:" + _HOST_SUFFIXES + r")(?![\w-]|\.\w)",
+    re.IGNORECASE,
+)
+# A stamp that begins a syslog or journalctl line, before the host field.
+_PREFIX = r"^((?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S*) +)"
+# A host name learned from prefixes that is a stem and a number (`spark-01`, `gpu12`): the log
+# names hosts that way, so any name of that stem and a number is a host (`spark-02`).
+_NUMBERED = re.compile(r"([A-Za-z][A-Za-z-]*?)([-_]?)\d+")
 
 
 class Redactor:
-    """Maps each sensitive value to a placeholder, the same one every time within a report."""
+    """Maps each sensitive value to a placeholder, the same one every time within a report.
 
-    def __init__(self, hosts: Iterable[str] = (), enabled: bool = True) -> None:
+    A host name is replaced where it stands as a host: a record's `host` field, the host of a
+    syslog prefix, the first label of a domain name, after `://` or `@`, before `:port`; never
+    where the same word is a process or a unit (`postgres`, `postgres.service`). A host name of a
+    stem and a number (`spark-01`) is replaced wherever its stem and any number appear."""
+
+    def __init__(self, hosts: Iterable[str] = (), enabled: bool = True, paths: Iterable[str] = ()) -> None:
         self.enabled = enabled
         self._maps: dict[str, dict[str, str]] = {}
         names = sorted({h for h in hosts if h and len(h) > 1}, key=len, reverse=True)
-        self._hosts = (
-            # With the domain after a short name (`gpu01.prod.example.com`): all of it is the host.
+        self._host_names = {h.lower() for h in names}
+        alternatives = "|".join(re.escape(h) for h in names)
+        self._positions = (
             re.compile(
-                r"(?<![\w.-])(" + "|".join(re.escape(h) for h in names) + r")(?:\.[A-Za-z][\w-]*)*(?![\w-])"
+                # The host of a prefix; after `://` or `user@`; before `:port`; a domain's first label.
+                _PREFIX + r"(" + alternatives + r")(?= |\[|:)"
+                r"|(?<=://)(" + alternatives + r")(?![\w-])"
+                r"|(?<=@)(" + alternatives + r")(?![\w.-])"
+                r"|(?<![\w.-])(" + alternatives + r")(?=:\d{1,5}(?!\d))",
+                re.IGNORECASE | re.MULTILINE,
             )
             if names
             else None
         )
+        stems = sorted(
+            {m.group(1) + m.group(2) for h in names if (m := _NUMBERED.fullmatch(h)) and len(m.group(1)) > 1},
+            key=len,
+            reverse=True,
+        )
+        self._numbered = (
+            re.compile(
+                r"(?<![\w.-])(?:"
+                + "|".join(re.escape(s) for s in stems)
+                + r")\d+(?![\w-])(?!\.(?:service|scope|slice|socket|target|mount|timer))",
+                re.IGNORECASE,
+            )
+            if stems
+            else None
+        )
+        self._paths = sorted({p for p in paths if p and p != "-"}, key=len, reverse=True)
 
     @classmethod
     def disabled(cls) -> Redactor:
@@ -69,17 +121,53 @@ class Redactor:
         return self._placeholder("email", match.group(0))
 
     def text(self, value: str) -> str:
+        for path in self._paths:
+            if path in value:
+                value = value.replace(path, self._path(path))
         value = _EMAIL.sub(self._email, value)
         value = _UUID.sub(lambda m: self._placeholder("id", m.group(0).lower().replace("_", "-")), value)
         value = _LONG_HEX.sub(lambda m: self._placeholder("id", m.group(0).lower()), value)
         value = _IPTABLES_MAC.sub(lambda m: self._placeholder("mac", m.group(0).lower()), value)
         value = _MAC.sub(lambda m: self._placeholder("mac", m.group(0).lower().replace("-", ":")), value)
+        value = _CISCO_MAC.sub(lambda m: self._placeholder("mac", _colons(m.group(0))), value)
         value = _IPV6.sub(lambda m: self._placeholder("ipv6", m.group(0).lower()), value)
         value = _IPV4.sub(lambda m: self._placeholder("ip", m.group(0)), value)
+        value = _BARE_MAC.sub(lambda m: self._placeholder("mac", _colons(m.group(0))), value)
+        value = _SERIAL.sub(lambda m: m.group(1) + self._placeholder("serial", m.group(2)), value)
         value = _HOME.sub(lambda m: self._placeholder("user", m.group(0)), value)
-        if self._hosts is not None:
-            value = self._hosts.sub(lambda m: self._placeholder("host", m.group(1)), value)
+        value = _USER_SLICE.sub(lambda m: self._placeholder("user", m.group(0)), value)
+        value = _FQDN.sub(self._fqdn, value)
+        if self._positions is not None:
+            value = self._positions.sub(self._position, value)
+        if self._numbered is not None:
+            value = self._numbered.sub(lambda m: self._host(m.group(0)), value)
         return value
+
+    def _host(self, name: str) -> str:
+        return self._placeholder("host", name.lower())
+
+    def _fqdn(self, match: re.Match[str]) -> str:
+        name = match.group(0)
+        first = name.split(".", 1)[0]
+        # `gpu01.prod.example.com` is the host gpu01: the same placeholder as the bare name.
+        return self._host(first if first.lower() in self._host_names else name)
+
+    def _position(self, match: re.Match[str]) -> str:
+        if match.group(2) is not None:
+            return match.group(1) + self._host(match.group(2))
+        return self._host(next(g for g in match.groups()[2:] if g is not None))
+
+    def _path(self, path: str) -> str:
+        """An input file's name with the host names in it replaced (`spark-01-kern.log`)."""
+        hidden = path
+        for host in sorted(self._host_names, key=len, reverse=True):
+            hidden = re.sub(
+                r"(?<![A-Za-z0-9])" + re.escape(host) + r"(?![A-Za-z0-9])",
+                lambda m: self._host(m.group(0)),
+                hidden,
+                flags=re.IGNORECASE,
+            )
+        return _HOME.sub(lambda m: self._placeholder("user", m.group(0)), hidden)
 
     def apply(self, obj: _T) -> _T:
         """A copy of any structure of dataclasses, tuples, lists and dicts with every string redacted."""
@@ -87,11 +175,22 @@ class Redactor:
             return obj
         return self._walk(obj)  # type: ignore[no-any-return]
 
+    def _field(self, name: str, value: Any) -> Any:
+        """A record's host field is a host whatever its name (`postgres`, a word that may also be a
+        process's): only there is the bare name replaced."""
+        if name == "host" and isinstance(value, str):
+            return self._host(value)
+        if name == "hosts" and isinstance(value, tuple):
+            return tuple(self._host(h) if isinstance(h, str) else self._walk(h) for h in value)
+        return self._walk(value)
+
     def _walk(self, obj: Any) -> Any:
         if isinstance(obj, str):
             return self.text(obj)
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            changes = {f.name: self._walk(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
+            changes = {
+                f.name: self._field(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init
+            }
             return dataclasses.replace(obj, **changes)
         if isinstance(obj, tuple):
             return tuple(self._walk(item) for item in obj)
@@ -100,3 +199,9 @@ class Redactor:
         if isinstance(obj, dict):
             return {key: self._walk(value) for key, value in obj.items()}
         return obj
+
+
+def _colons(mac: str) -> str:
+    """A MAC in any of its forms as the colon form, so each form of one address is one placeholder."""
+    digits = re.sub(r"[^0-9A-Fa-f]", "", mac).lower()
+    return ":".join(digits[i : i + 2] for i in range(0, 12, 2))

@@ -8,7 +8,7 @@ import re
 # Unicode line and paragraph separators and bidi overrides that can reorder what a terminal shows,
 # and the invisible format characters that can make `ll\u200bama-server` pass for llama-server:
 # zero-width spaces and joiners, direction marks, word joiners, the BOM, soft hyphen, tag characters.
-_CONTROL = re.compile(
+CONTROL = re.compile(
     "[\x00-\x08\x0a-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
     "\U000e0000-\U000e007f]"
 )
@@ -23,4 +23,4 @@ def _escape(match: re.Match[str]) -> str:
 
 def inert(text: str) -> str:
     """The text with every control character shown as a visible escape (`\\x1b`)."""
-    return _CONTROL.sub(_escape, text)
+    return CONTROL.sub(_escape, text)

@@ -22,6 +22,20 @@ _UNIT = re.compile(r"[^/]+\.(?:service|scope)$")
 USERSPACE_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "lmkd", "lowmemorykiller")
 
 
+def cause_of(episode: Episode) -> str:
+    """The verdict for a kill on record: which killer, global or a cgroup's limit."""
+    if episode.killer in USERSPACE_KILLERS:
+        return "userspace-oom-killer"
+    return "cgroup-oom" if episode.constraint == "memcg" else "kernel-oom"
+
+
+def victim_label(episode: Episode) -> str:
+    """Who died, as counts name it: the process name, else the unit systemd said it of."""
+    if episode.victim is not None:
+        return episode.victim.comm
+    return str(episode.unit) if episode.unit is not None else "(unknown)"
+
+
 def unit_of(cgroup: str | None) -> str | None:
     """The innermost systemd unit a cgroup path names (llama.service, session-3.scope)."""
     if not cgroup:

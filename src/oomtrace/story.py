@@ -11,7 +11,7 @@ from datetime import datetime
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
 from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
 from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
-from oomtrace.services import USERSPACE_KILLERS
+from oomtrace.services import cause_of, victim_label
 from oomtrace.sources.serverlog import ServerLogFacts
 from oomtrace.units import duration, kib, time_of_day
 
@@ -33,6 +33,13 @@ class TimelineEntry:
     episode_id: int | None = None
 
 
+# A story names the other kills of its incident nearest its own, and the warnings nearest
+# before it: however many the incident holds (a crash loop joined into one incident of 1,000
+# kills), each story is the same size, and `why --all` the sum of them, not their square.
+MAX_COLLATERAL = 10
+MAX_TIMELINE_WARNINGS = 10
+
+
 @dataclass(frozen=True, slots=True)
 class Story:
     query: str
@@ -41,9 +48,11 @@ class Story:
     """"kernel-oom" (global, cpuset or mempolicy) or "cgroup-oom"."""
     incident: Incident | None
     collateral: tuple[Episode, ...]
+    """The other kills of the incident nearest this one (at most MAX_COLLATERAL), in log order."""
     earliest_warning: KernelWarning | None
     lead_time_s: float | None
     timeline: tuple[TimelineEntry, ...]
+    """This kill, the collateral listed and the warnings nearest before it, in time order."""
     memory: MemoryPicture | None
     warnings_before: tuple[KernelWarning, ...] = ()
     """The warning runs before this kill: the incident's, and those that began after its first
@@ -51,6 +60,10 @@ class Story:
     elsewhere: tuple[tuple[Episode, int | None], ...] = ()
     """Kills of other incidents on the same host at the same time, each with its incident's id:
     what else happened on the machine, never collateral."""
+    collateral_more: int = 0
+    """Other kills of the incident, further from this one, not listed (nor in the timeline)."""
+    warnings_more: int = 0
+    """The incident's warnings not in the timeline (earlier than the ones it shows)."""
 
     @property
     def first_of_incident(self) -> bool:
@@ -81,6 +94,18 @@ def find_deaths(analysis: Analysis, query: str) -> list[Episode]:
     return [e for e in analysis.episodes if _is_target(e, query)]
 
 
+def summarised_kill(analysis: Analysis, query: str) -> Moment | None:
+    """When the latest kill of the queried pid or name among those counted, not kept, was."""
+    elided = analysis.elided
+    if elided is None:
+        return None
+    if query.isdigit():
+        found = elided.find(int(query))
+        return found[-1] if found else None
+    span = elided.span_of(lambda comm: name_matches(query, comm))
+    return span[2] if span is not None else None
+
+
 def _is_target(episode: Episode, query: str) -> bool:
     if episode.victim is not None and name_matches(query, episode.victim.comm):
         return True
@@ -89,19 +114,15 @@ def _is_target(episode: Episode, query: str) -> bool:
     return unit is not None and query in (unit, unit.rsplit(".", 1)[0])
 
 
-def cause_of(episode: Episode) -> str:
-    """The verdict for a kill on record: which killer, global or a cgroup's limit."""
-    if episode.killer in USERSPACE_KILLERS:
-        return "userspace-oom-killer"
-    return "cgroup-oom" if episode.constraint == "memcg" else "kernel-oom"
-
-
 def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
     incident = analysis.incident_of(episode)
-    members = [analysis.episode(i) for i in incident.episode_ids] if incident else [episode]
-    collateral = tuple(e for e in members if e.id != episode.id)
+    ids = incident.episode_ids if incident else (episode.id,)
+    nearest = _nearest(ids, episode.id, MAX_COLLATERAL)
+    members = [analysis.episode(i) for i in nearest]
     before = warnings_before(episode, incident)
     earliest = first_warning(before)
+    every_warning = (*incident.warnings, *incident.during) if incident else ()
+    shown = _warnings_before(every_warning, episode.moment, MAX_TIMELINE_WARNINGS)
     lead = None
     if earliest is not None:
         lead = moment_gap(earliest.first, episode.moment)
@@ -116,13 +137,15 @@ def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
         episode=episode,
         cause=cause_of(episode),
         incident=incident,
-        collateral=collateral,
+        collateral=tuple(e for e in members if e.id != episode.id),
         earliest_warning=earliest,
         lead_time_s=lead,
-        timeline=_timeline(episode, members, incident, elsewhere),
+        timeline=_timeline(episode, members, shown, elsewhere),
         memory=memory_picture(episode, analysis.previous_in_memcg(episode)),
         warnings_before=before,
         elsewhere=elsewhere,
+        collateral_more=len(ids) - len(nearest),
+        warnings_more=len(every_warning) - len(shown),
     )
 
 
@@ -139,6 +162,24 @@ def _before(moment: Moment, kill: Moment) -> bool:
     if gap is None or gap == 0:
         return moment.source == kill.source and moment.seq < kill.seq
     return gap > 0
+
+
+def _nearest(ids: tuple[int, ...], own: int, count: int) -> list[int]:
+    """`own` and the `count` ids around it in the incident's order (kills nearest in the log)."""
+    at = ids.index(own) if own in ids else 0
+    start = max(0, min(at - count // 2, len(ids) - count - 1))
+    return list(ids[start : start + count + 1])
+
+
+def _warnings_before(
+    warnings: tuple[KernelWarning, ...], kill: Moment, count: int
+) -> tuple[KernelWarning, ...]:
+    """The `count` warnings that began nearest before the kill (and any after it), in order."""
+    if len(warnings) <= count:
+        return warnings
+    gaps = [(moment_gap(w.first, kill), number) for number, w in enumerate(warnings)]
+    chosen = sorted(gaps, key=lambda g: g[0] if g[0] is not None and g[0] >= 0 else -1.0)[:count]
+    return tuple(warnings[number] for number in sorted(number for _, number in chosen))
 
 
 def with_server_warnings(story: Story, logs: list[ServerLogFacts]) -> Story:
@@ -170,7 +211,7 @@ _SHORT_LINE = 100
 def _timeline(
     episode: Episode,
     members: list[Episode],
-    incident: Incident | None,
+    warnings: tuple[KernelWarning, ...],
     elsewhere: tuple[tuple[Episode, int | None], ...] = (),
 ) -> tuple[TimelineEntry, ...]:
     kill = episode.moment
@@ -182,7 +223,7 @@ def _timeline(
         gap = moment_gap(kill, moment)
         entries.append(TimelineEntry(moment, gap, kind, text, short or text, episode_id))
 
-    for warning in (*incident.warnings, *incident.during) if incident else ():
+    for warning in warnings:
         repeat = f" (×{warning.count}, last {_short(warning.last)})" if warning.count > 1 else ""
         summary = warning_summary(warning.kind, warning.key, warning.text)
         add(warning.first, "warning", warning.text + repeat, short=summary + repeat)
@@ -241,6 +282,8 @@ class Report:
     """Episodes left out because the log gave them no wall-clock time."""
     kill_times: tuple[datetime, ...] = ()
     """When each kill in the range happened, for the kills-over-time chart."""
+    kept: int = 0
+    """Kills kept whole and told (the counts above are of the whole log, these and the elided)."""
 
 
 def report(analysis: Analysis, since: datetime | None, until: datetime | None, untimed: int) -> Report:
@@ -250,11 +293,14 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         first = next((e for e in members if e.victim is not None or e.unit is not None), None)
         if first is not None:
             stories.append(tell(analysis, first, first.victim.comm if first.victim else str(first.unit)))
-    victims = Counter(
-        e.victim.comm if e.victim else str(e.unit) for e in analysis.episodes if e.victim or e.unit
-    )
+    victims = Counter(victim_label(e) for e in analysis.episodes if e.victim or e.unit)
     causes = Counter(cause_of(e) for e in analysis.episodes if e.victim or e.unit)
     times = tuple(e.moment.time for e in analysis.episodes if (e.victim or e.unit) and e.moment.time)
+    kept = sum(victims.values())
+    if analysis.elided is not None:
+        # Counts are of the whole log: the kills counted, not kept, are in them too.
+        victims.update(dict((name, count) for name, count, _, _ in analysis.elided.spans))
+        causes.update(dict(analysis.elided.causes))
     return Report(
         since=since,
         until=until,
@@ -263,6 +309,7 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         by_cause=tuple(causes.most_common()),
         untimed=untimed,
         kill_times=times,
+        kept=kept,
     )
 
 

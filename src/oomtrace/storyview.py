@@ -7,9 +7,8 @@ thing two ways. JSON renders the model beneath (`WhyView.stories_data`, `.verdic
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import overload
 
 from oomtrace.charts import Bars, RunUp, ShareChart, kills_over_time, memory_chart, run_up
 from oomtrace.episodes import MAX_RAW_LINES
@@ -24,6 +23,7 @@ from oomtrace.explain import (
     warning_summary,
 )
 from oomtrace.incidents import moment_gap
+from oomtrace.keep import Lazily
 from oomtrace.model import Analysis, Episode, KernelWarning
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, killed_by, lead_words, scope_words, victim_name
@@ -118,7 +118,7 @@ class WhyView:
     every: str
     """The command that prints every story, for a format that has to leave some out."""
     footer: str
-    stories_data: tuple[Story, ...]
+    stories_data: Sequence[Story]
     """The model the words came from, for a format that renders data (JSON)."""
     verdict_data: Verdict
 
@@ -141,32 +141,7 @@ class ReportView:
     report_data: Report
 
 
-class _Worded(Sequence[StoryView]):
-    """Stories worded when read: a report of 2,000 incidents costs its JSON nothing."""
-
-    def __init__(self, count: int, word: Callable[[int], StoryView]) -> None:
-        self._count = count
-        self._word = word
-
-    def __len__(self) -> int:
-        return self._count
-
-    @overload
-    def __getitem__(self, index: int) -> StoryView: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[StoryView]: ...
-    def __getitem__(self, index: int | slice) -> StoryView | Sequence[StoryView]:
-        if isinstance(index, slice):
-            return [self._word(i) for i in range(*index.indices(self._count))]
-        if not -self._count <= index < self._count:
-            raise IndexError(index)
-        return self._word(index % self._count)
-
-    def __iter__(self) -> Iterator[StoryView]:
-        return (self._word(i) for i in range(self._count))
-
-
-def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyView:
+def why_view(analysis: Analysis, stories: Sequence[Story], verdict: Verdict) -> WhyView:
     server_log = _server_log(verdict, stories[-1] if stories else None)
 
     def word(index: int) -> StoryView:
@@ -175,7 +150,7 @@ def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyV
         ending = reading.note if reading else None
         return story_view(stories[index], ending, server_log if last else None, len(analysis.hosts))
 
-    views = _Worded(len(stories), word)
+    views = Lazily(len(stories), word)
     involved = (
         story_view(verdict.involved_story, hosts=len(analysis.hosts)) if verdict.involved_story else None
     )
@@ -189,7 +164,7 @@ def why_view(analysis: Analysis, stories: list[Story], verdict: Verdict) -> WhyV
         server_log=server_log,
         every=f"oomtrace why {verdict.query} --all --format json",
         footer=footer(analysis),
-        stories_data=tuple(stories),
+        stories_data=stories,
         verdict_data=verdict,
     )
 
@@ -212,15 +187,22 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         if report.untimed
         else ()
     )
+    told = f"{len(report.stories)} incident(s), {kills:,} kill(s)"
+    if report.kept != kills:
+        # The counts are of the whole log; the incidents told are those of the kills kept.
+        told = (
+            f"{kills:,} kill(s), {report.kept:,} of them kept whole and told in "
+            f"{len(report.stories)} incident(s)"
+        )
     return ReportView(
         title="OOM post-incident report",
-        heading=f"{len(report.stories)} incident(s), {kills} kill(s){_report_range(report)}",
+        heading=f"{told}{_report_range(report)}",
         overview=_overview(report),
         by_victim=_counts("victim", report.by_victim),
         by_cause=_counts("cause", report.by_cause),
         kills_chart=kills_over_time(report.kill_times),
         notes=notes,
-        stories=_Worded(
+        stories=Lazily(
             len(report.stories), lambda i: story_view(report.stories[i], hosts=len(analysis.hosts))
         ),
         every="oomtrace report --format json",
@@ -343,7 +325,7 @@ def _sentences(story: Story, why: Explanation) -> tuple[str, ...]:
         said.append(f"The first warning, {_summary(warning)}, came {lead_words(story)}{_which_kill(story)}.")
     else:
         said.append("Nothing in the kernel log warned before the kill.")
-    others = len(story.collateral)
+    others = len(story.collateral) + story.collateral_more
     said.append(
         f"In the same incident {others} other process{'es were' if others != 1 else ' was'} killed."
         if others
@@ -493,10 +475,20 @@ def _collateral_words(story: Story) -> str:
             parts.append(f"{other.victim.comm} (pid {other.victim.pid}, {gap})")
         else:
             parts.append(f"{victim_name(other)} ({gap})")
+    if story.collateral_more:
+        parts.append(_more_kills(story))
     if parts:
         return ", ".join(parts)
     # A partial report (a quote in a write-up, a cut paste) says nothing of the rest of the log.
     return "no other kill in the input" if story.episode.missing else "no other process in this incident"
+
+
+def _more_kills(story: Story) -> str:
+    """What a story of a long incident leaves out: the kills further from its own."""
+    return (
+        f"and {story.collateral_more:,} more kill(s) in this incident, further from this one "
+        "(oomtrace list --all lists every kill)"
+    )
 
 
 def _first_warning(story: Story) -> str:
@@ -522,6 +514,8 @@ def _collateral(story: Story) -> Grid | None:
             continue
         adj = str(victim.oom_score_adj) if victim.oom_score_adj is not None else ""
         rows.append((victim.comm, str(victim.pid), kib(victim.anon_rss_kb), adj, gap))
+    if story.collateral_more:
+        rows.append((_more_kills(story), "", "", "", ""))
     return Grid(("victim", "pid", "anon-rss", "adj", "when"), "lrrrr", tuple(rows))
 
 
@@ -539,6 +533,13 @@ def _timeline(story: Story) -> Grid:
     rows = []
     for entry in story.timeline:
         rows.append((relative(entry.offset_s), timeline_clock(entry.moment), entry.kind, entry.short))
+    if story.warnings_more:
+        rows.insert(
+            0,
+            ("", "", "warning", f"{story.warnings_more:,} earlier warning run(s) of this incident not shown"),
+        )
+    if story.collateral_more:
+        rows.append(("", "", "collateral", _more_kills(story)))
     return Grid(("T", "time", "kind", "event"), "rlll", tuple(rows))
 
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from oomtrace.explain import large_holders, top_holders
 from oomtrace.model import Analysis, Crash, Episode
-from oomtrace.services import restart_count
+from oomtrace.services import cause_of, restart_count
 from oomtrace.sources.serverlog import ServerLogFacts
-from oomtrace.story import Story, cause_of, killed_by, name_matches, tell, victim_name
+from oomtrace.story import Story, killed_by, name_matches, tell, victim_name
 from oomtrace.units import clock, clock_time, duration, kib
 
 # A server log that ends within this long before the kill is that kill's log; a log that runs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
+from oomtrace.sanitize import CONTROL
 from oomtrace.services import restart_count
 from oomtrace.story import Story, TimelineEntry
 from oomtrace.storyview import ReportView, WhyView
@@ -59,6 +61,7 @@ class JsonFormat(Format):
                 "counts": {
                     "incidents": len(report.stories),
                     "kills": sum(n for _, n in report.by_victim),
+                    "kept_kills": report.kept,
                     "by_victim": dict(report.by_victim),
                     "by_cause": dict(report.by_cause),
                 },
@@ -121,7 +124,22 @@ class JsonFormat(Format):
 
 def _dumps(value: Any, indent: int, plain: bool = True) -> str:
     """`value` as it appears `indent` spaces deep in an indent=2 document."""
-    return json.dumps(value, indent=2, ensure_ascii=not plain).replace("\n", "\n" + " " * indent)
+    text = json.dumps(value, indent=2, ensure_ascii=not plain).replace("\n", "\n" + " " * indent)
+    # json.dumps keeps what is not ASCII as it is, bidi overrides, zero-width spaces, U+2028 and
+    # C1 controls too: those are written `\u202e`, as ensure_ascii would (they only occur inside
+    # strings, so the document reads back the same): a viewer of the JSON cannot be fooled.
+    return _INVISIBLE.sub(_json_escape, text) if plain and not text.isascii() else text
+
+
+_INVISIBLE = re.compile(CONTROL.pattern.replace("\x00-\x08\x0a-\x1f", ""))
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
 
 
 def moment_json(moment: Moment | None) -> dict[str, Any] | None:
@@ -286,11 +304,13 @@ def story_json(story: Story) -> dict[str, Any]:
         "cause": story.cause,
         "episode": episode_json(story.episode),
         "collateral": [episode_json(e) for e in story.collateral],
+        "collateral_more": story.collateral_more,
         "earliest_warning": warning_json(story.earliest_warning) if story.earliest_warning else None,
         "lead_time_s": story.lead_time_s,
         "warnings_before": [warning_json(w) for w in story.warnings_before],
         "warned_before_incident": story.warned_before_incident,
         "timeline": [timeline_json(t) for t in story.timeline],
+        "timeline_warnings_more": story.warnings_more,
         "memory": memory_json(story.memory),
         "incident": story.incident.id if story.incident else None,
         "elsewhere": [{"episode": other.id, "incident": number} for other, number in story.elsewhere],
@@ -354,11 +374,13 @@ def _empty_story(query: str) -> dict[str, Any]:
         "cause": None,
         "episode": None,
         "collateral": [],
+        "collateral_more": 0,
         "earliest_warning": None,
         "lead_time_s": None,
         "warnings_before": [],
         "warned_before_incident": False,
         "timeline": [],
+        "timeline_warnings_more": 0,
         "memory": None,
         "incident": None,
         "elsewhere": [],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from oomtrace import __version__
@@ -143,7 +144,7 @@ class MarkdownFormat(Format):
         log = _server_log(view.server_log) if view.server_log else ""
         before = head + "\n\n" + (log + "\n\n" if log else "")
         if view.stories:
-            self._emit(before + document(list(view.stories), view.footer, view.every, reserved=len(before)))
+            self._emit(before + document(view.stories, view.footer, view.every, reserved=len(before)))
             return
         if view.involved is None:
             self._emit(before + _footer(view.footer))
@@ -168,7 +169,7 @@ class MarkdownFormat(Format):
         if not view.stories:
             self._emit(top + "\n\n" + _footer(view.footer))
             return
-        self._emit(top + "\n\n" + document(list(view.stories), view.footer, view.every, reserved=len(top)))
+        self._emit(top + "\n\n" + document(view.stories, view.footer, view.every, reserved=len(top)))
 
     def not_found(self, analysis: Analysis, query: str, verdict: Verdict) -> None:
         return None
@@ -188,14 +189,15 @@ def _overview(grid: Grid, every: str) -> list[str]:
     return parts
 
 
-def document(stories: list[StoryView], footer: str, every: str, reserved: int = 0) -> str:
+def document(stories: Sequence[StoryView], footer: str, every: str, reserved: int = 0) -> str:
     """The stories that fit under GitHub's limit (`reserved` characters are taken before them),
     with their raw kernel lines cut to share what is left; a line says how many stories were
-    left out and which command (`every`) prints them all."""
-    bodies = [_story(s) for s in stories]
+    left out and which command (`every`) prints them all. Stories past the limit are never
+    worded: `why --all` of 20,000 kills words the few that fit."""
     room = GITHUB_LIMIT - reserved - len(_footer(footer)) - 2 * _MARGIN
-    kept = _fitting(bodies, room)
-    left_out = len(bodies) - kept
+    shown, bodies = _fitting(stories, room)
+    kept = len(bodies)
+    left_out = len(stories) - kept
     note = (
         [
             f"_{left_out} more incident(s) left out to stay under GitHub's {GITHUB_LIMIT:,}-character "
@@ -207,9 +209,7 @@ def document(stories: list[StoryView], footer: str, every: str, reserved: int = 
     )
     fixed = len("\n".join(bodies[:kept])) + _MARGIN * kept
     budget = max(room - fixed, 0) // max(kept, 1)
-    sections = [
-        body + "\n\n" + _raw_lines(s, budget) for s, body in zip(stories[:kept], bodies[:kept], strict=True)
-    ]
+    sections = [body + "\n\n" + _raw_lines(s, budget) for s, body in zip(shown, bodies, strict=True)]
     return "\n".join(["\n\n---\n\n".join(sections), "", *note, _footer(footer)])
 
 
@@ -222,14 +222,19 @@ def _rows_fitting(rows: list[list[str]], room: int) -> int:
     return len(rows)
 
 
-def _fitting(bodies: list[str], room: int) -> int:
-    """How many of the stories, in order, fit in `room` characters (at least one)."""
+def _fitting(stories: Sequence[StoryView], room: int) -> tuple[list[StoryView], list[str]]:
+    """The stories, in order, that fit in `room` characters (at least one), and their bodies."""
+    shown: list[StoryView] = []
+    bodies: list[str] = []
     used = 0
-    for count, body in enumerate(bodies):
+    for story in stories:
+        body = _story(story)
         used += len(body) + _MARGIN
-        if used > room and count:
-            return count
-    return len(bodies)
+        if used > room and bodies:
+            break
+        shown.append(story)
+        bodies.append(body)
+    return shown, bodies
 
 
 def _server_log(log: ServerLogView) -> str:
