@@ -17,7 +17,7 @@ from tests.kmsg_audit import TEST_TAG
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 CORPUS = ROOT.parent / "shared" / "corpus"
-# The episode fields the oomtrace/1 contract promises never to rename (README, "JSON contract").
+# The episode fields the oomtrace/1 contract promises never to rename (docs/json.md).
 EPISODE_KEYS = frozenset(
     {
         "killer",

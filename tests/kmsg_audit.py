@@ -14,7 +14,7 @@ from datetime import UTC
 
 # Every record the suite leaves in the machine's kernel log carries this in its text: a line
 # written to /dev/kmsg, and the name of each process the suite OOM-kills (its comm: 15 bytes at
-# most, so the tag and two hex digits). README, "Development", says what they are.
+# most, so the tag and two hex digits). docs/development.md says what they are.
 TEST_TAG = "oomtrace-test"
 
 

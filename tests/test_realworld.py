@@ -8,7 +8,7 @@ import pytest
 
 from tests.realworld.score import CASES, score_all, score_case
 
-# The total share of facts right on tests/realworld/cases (README, "Real pastes"). A change that
+# The total share of facts right on tests/realworld/cases (docs/sources.md, "Real pastes"). A change that
 # lowers it fails here; one that raises it should raise this too.
 MIN_SHARE = 0.94
 

@@ -6,7 +6,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Documented process exit codes (see README, "Exit codes")."""
+    """Documented process exit codes (see docs/exit-codes.md)."""
 
     OK = 0
     NOT_FOUND = 1

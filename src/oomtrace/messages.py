@@ -1239,7 +1239,8 @@ def message_start(text: str) -> int:
 
 
 def readme_table() -> str:
-    """The README's table of the messages oomtrace knows (tests/test_messages.py keeps it true)."""
+    """The table of the messages oomtrace knows in docs/messages.md (tests/test_messages.py keeps it
+    true)."""
     rows = ["| message | what it tells | from |", "|---|---|---|"]
     for kind in MESSAGES:
         origin = {"kernel": "kernel", "any": "any source"}.get(kind.origin, kind.origin)

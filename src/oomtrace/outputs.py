@@ -1,6 +1,6 @@
 """Every file oomtrace writes is opened here: `-o`, `--prom-textfile`, `watch --record`.
 
-The rules, said in `--help` and the README:
+The rules, said in `--help` and docs/usage.md:
 - a regular file (or a new one) is written beside its target and renamed over it when whole, so
   a full disk or an error part-way leaves the old file (or none), never half of one; the new file
   keeps the old one's mode (and owner, for root);

@@ -1,4 +1,4 @@
-"""The `oomtrace/1` JSON contract (README, "JSON contract"): add fields freely, never rename."""
+"""The `oomtrace/1` JSON contract (docs/json.md): add fields freely, never rename."""
 
 from __future__ import annotations
 
