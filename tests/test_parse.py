@@ -335,3 +335,35 @@ def test_a_process_name_cannot_forge_a_kill() -> None:
 )
 def test_task_rows_split_by_header(rest: str, columns: tuple[str, ...], expected: dict[str, object]) -> None:
     assert split_task_row(rest, columns) == expected
+
+
+def test_hyperscan_finds_the_anchors_the_python_loop_finds() -> None:
+    """A long log's anchor test goes to Hyperscan: on every line of the fixtures, and on lines
+    that hold several anchors, one inside another, or characters outside ASCII, it names the
+    same kinds as the loop of `in` tests small logs use."""
+    pytest.importorskip("hyperscan")
+    from pathlib import Path
+
+    from oomtrace import parse as p
+
+    texts = [
+        line
+        for path in sorted(Path(__file__).parent.parent.joinpath("fixtures").rglob("*.log"))
+        for line in path.read_text(errors="surrogateescape").splitlines()
+    ]
+    texts += [
+        "systemd-oomd killed /x: SIGTERM to process 12 (SIGKILL later)",
+        "Ünïcode invoked oom-killer: gfp_mask=0x0 Killed process 1 \udcff pid  ] ill process",
+        "Memory cgroup stats for /a: Node 0 pages swap Mem-Info",
+        "\ud800 lone surrogate before oom-kill:constraint=CONSTRAINT_NONE",
+        "",
+    ]
+    assert len(texts) > 500
+    for kinds in (p._KERNEL_KINDS, p._OTHER_KINDS):
+        loop, fast = p._Anchors(kinds), p._Anchors(kinds)
+        loop._database = False
+        fast._database, fast._scratch = p._compiled(fast.table)
+        assert fast._database
+        for text in texts:
+            assert fast.kinds_in(text) == loop.kinds_in(text), text
+        assert any(fast.kinds_in(text) for text in texts)

@@ -215,6 +215,9 @@ class LineSplitter:
     """How to read JSON lines that are not journal entries (`--jsonl-fields`); None: by content."""
     unknown_json: int = 0
     """JSON objects of no known shape, read as text lines (their messages found where they are)."""
+    _same: tuple[str, Stamp] | None = None
+    """The last line's `[ uptime] ` prefix and its stamp, when the grammar read nothing else
+    in it: every line of a report has the same one, and `split` cuts it with a slice."""
 
     def checkpoint(self) -> tuple[object, ...]:
         """The state that reading lines changes, to undo lines read ahead (see `rollback`)."""
@@ -230,6 +233,7 @@ class LineSplitter:
         )
 
     def rollback(self, state: tuple[object, ...]) -> None:
+        self._same = None
         self._previous, self._boot, self._last_uptime, boot_ids, self._decoration, verbose, clock = state  # type: ignore[assignment]
         self._last_clock = clock  # type: ignore[assignment]
         self._boot_ids = dict(boot_ids)  # type: ignore[call-overload]
@@ -238,6 +242,12 @@ class LineSplitter:
     def split(self, line: str, line_no: int) -> list[Record]:
         """Records for one input line: usually one; several for `#012`-joined rsyslog lines."""
         line = line.rstrip("\r\n")
+        same = self._same
+        if same is not None and line.startswith(same[0]):
+            message = self._after_same(line, len(same[0]))
+            if message is not None:
+                return self._records(line, line_no, _Split(same[1], "kernel", None, None, message, True))
+        self._same = None
         if line.startswith("{"):
             from_json = self._split_json(line, line_no)
             if from_json is not None:
@@ -255,6 +265,10 @@ class LineSplitter:
                 # Several log lines pasted onto one, their line breaks turned into spaces.
                 return [r for piece in pieces if piece.strip() for r in self.split(piece, line_no)]
         split = self._split_prefixes(line)
+        self._learn_same(line, split)
+        return self._records(line, line_no, split)
+
+    def _records(self, line: str, line_no: int, split: _Split) -> list[Record]:
         message = split.message
         # rsyslog escapes newlines in multi-line kernel records as #012 (and tabs as #011).
         parts = message.replace("#011", "\t").split("#012") if "#012" in message else [message]
@@ -273,6 +287,46 @@ class LineSplitter:
             )
             for part in parts
         ]
+
+    def _learn_same(self, line: str, split: _Split) -> None:
+        """Keep the line's prefix for the lines after it when the grammar read a bare
+        `[ uptime] ` and nothing more (no tag, no host, no decoration, no cut)."""
+        if (
+            line[:1] == "["
+            and split.ident == "kernel"
+            and split.host is None
+            and split.pid is None
+            and split.prefixed
+            and split.message
+            and not self._decoration
+            and self._verbose is None
+            and line.endswith(split.message)
+            and split.stamp.uptime is not None
+        ):
+            prefix = line[: len(line) - len(split.message)]
+            match = _UPTIME.fullmatch(prefix)
+            if match and prefix[-1] == " " and ">" not in prefix[:4] and split.stamp.raw == prefix.strip():
+                self._same = (prefix, split.stamp)
+
+    def _after_same(self, line: str, cut: int) -> str | None:
+        """The message after the learnt prefix, when the full reading would give the same
+        split (the same stamp, nothing more to cut); None sends the line the long way. Each test
+        stands for a step of `split` and `_split_prefixes` that could read the line otherwise."""
+        message = line[cut:]
+        if not message or not line.isascii():
+            return None
+        if "\\" in line or "=3D" in line or line[-1] in _MARKS:
+            return None  # _undecorate would change it
+        if len(line) > 160 and "  " in line and _JOINED.search(line):
+            return None
+        head = message[:120]
+        if " kernel:" in head or "]: " in head:
+            return None  # _after_uptime may read a tag
+        if "[" in message and _glued(line) is not None:
+            return None
+        if message_start(message):
+            return None
+        return message
 
     def _split_prefixes(self, line: str) -> _Split:
         """The prefix grammars first; then a stamp or a known message further in the line, the
