@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import os
 import re
+import select
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -404,11 +405,22 @@ def _cursor_fields(cursor: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in cursor.split(";") if "=" in part)
 
 
-def _exits_soon(process: subprocess.Popen[bytes]) -> bool:
-    try:
-        return process.wait(timeout=0.5) != 0
-    except subprocess.TimeoutExpired:
-        return False
+def _exits_soon(process: subprocess.Popen[bytes], timeout: float = 3.0) -> bool:
+    """Did journalctl refuse its position (exit non-zero) before printing anything? It refuses a
+    cursor it cannot seek to at once, but "at once" took over half a second on a loaded machine;
+    an entry printed, or the time passing with none, means it is following."""
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        if process.poll() is not None:
+            return process.returncode != 0
+        readable, _, _ = select.select([process.stdout], [], [], min(left, 0.1))
+        if readable:  # an entry, or the end of its output as it exits
+            try:
+                return process.wait(timeout=0.2) != 0
+            except subprocess.TimeoutExpired:
+                return False
+    return process.poll() not in (None, 0)
 
 
 def _cursor_time(cursor: str) -> int | None:
