@@ -226,12 +226,8 @@ def _overview(report: Report) -> Grid | None:
     rows = []
     for story in report.stories:
         episode = story.episode
-        warning = story.earliest_warning
-        first = (
-            f"{warning_summary(warning.kind, warning.key, warning.text)}, {lead_words(story)}"
-            if warning
-            else "none in the kernel log before the kill"
-        )
+        # The first-warning fact's own words: the overview and the story say it one way.
+        first = _first_warning(story)
         incident = str(story.incident.id) if story.incident else ""
         rows.append((incident, clock(episode.moment), victim_name(episode), _scope(episode), first))
     header = ("incident", "time", "first victim", "constraint", "first warning")
