@@ -82,6 +82,8 @@ def _parse(value: str, zone: tzinfo, now: datetime | None) -> datetime:
 
     try:
         moment = parse_date(value, default=midnight.replace(tzinfo=None))
+        # dateutil builds an offset of 2 days from `+00:2-31T…` and fails only when it is used.
+        moment.utcoffset()
     except (ParserError, ValueError, OverflowError):
         raise UsageError(f"cannot read the time {value!r}", hint=HELP) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
