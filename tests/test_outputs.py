@@ -253,6 +253,8 @@ def test_dev_fd_1_writes_through_to_the_file_the_shell_opened(tmp_path: Path) ->
         (("--since", "0001-01-01 00:00", "--until", "now"), "use a time from 1970-01-01 to 9999-12-30"),
         # Found by fuzz/fuzz_options.py: a POSIX rule read, then failing on every stamp.
         (("--tz", "X99"), "unknown time zone 'X99'"),
+        (("--tz", "0:995666666666664593"), "unknown time zone '0:995666666666664593'"),
+        (("--until", "9999-12-31T3:59555555555555555555:59+0"), "cannot read the time"),  # decimal error
         # Found by fuzz/fuzz_options.py in CI: dateutil reads an offset of two days from it.
         (("--until", "9:999-1-159:59+00:2-31T23:59:25"), "cannot read the time '9:999-1-159:59+00:2-31T23:59:25'"),
     ],

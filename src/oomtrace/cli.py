@@ -315,7 +315,7 @@ def _settings(
 
         try:
             booted = parse_date(boot_time)
-        except (ParserError, ValueError, OverflowError):
+        except (ParserError, ValueError, ArithmeticError):  # dateutil: OverflowError, decimal errors
             raise UsageError(
                 f"cannot read --boot-time {boot_time!r}", hint="use a form like '2026-11-14 08:00:03'"
             ) from None

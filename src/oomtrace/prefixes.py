@@ -874,7 +874,7 @@ def _fuzzy_time(text: str, zone: tzinfo) -> datetime | None:
 
     try:
         wall = parse_date(text, fuzzy=True, tzinfos=_ZONE_NAMES)
-    except (ParserError, ValueError, OverflowError):
+    except (ParserError, ValueError, ArithmeticError):  # dateutil: OverflowError, decimal errors
         return None
     if not 1990 <= wall.year <= 2100:
         return None

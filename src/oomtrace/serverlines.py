@@ -34,7 +34,7 @@ def stamp_of(line: str, zone: tzinfo, year: int) -> LineStamp:
 
         try:
             moment = parse_date(text)
-        except (ParserError, ValueError, OverflowError):
+        except (ParserError, ValueError, ArithmeticError):  # dateutil: OverflowError, decimal errors
             return LineStamp(None, False)
         return LineStamp(moment if moment.tzinfo else moment.replace(tzinfo=zone), False)
     for pattern in (_VLLM, _GLOG):

@@ -84,7 +84,7 @@ def _parse(value: str, zone: tzinfo, now: datetime | None) -> datetime:
         moment = parse_date(value, default=midnight.replace(tzinfo=None))
         # dateutil builds an offset of 2 days from `+00:2-31T…` and fails only when it is used.
         moment.utcoffset()
-    except (ParserError, ValueError, OverflowError):
+    except (ParserError, ValueError, ArithmeticError):  # dateutil: OverflowError, decimal errors
         raise UsageError(f"cannot read the time {value!r}", hint=HELP) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
 

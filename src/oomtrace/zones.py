@@ -48,7 +48,7 @@ def named_zone(name: str) -> tzinfo:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # dateutil warns, then reads, a key outside TZPATH
             zone = tz.gettz(name)
-    except (Warning, OSError, ValueError):
+    except (Warning, OSError, ValueError, OverflowError):  # `0:995666666666664593`: fuzzer
         raise unknown from None
     if zone is None:
         raise unknown
@@ -56,6 +56,6 @@ def named_zone(name: str) -> tzinfo:
         # A POSIX rule such as X99 reads, then fails on every stamp: offsets are under a day.
         for month in (1, 7):
             datetime(2026, month, 1, tzinfo=zone).utcoffset()
-    except ValueError:
+    except (ValueError, OverflowError):
         raise unknown from None
     return zone

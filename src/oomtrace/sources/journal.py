@@ -769,7 +769,7 @@ def _boot_span(text: str) -> tuple[datetime | None, datetime | None]:
         return None, None
     try:
         return parse_date(" ".join(halves[1:4])), parse_date(" ".join(halves[5:8]))
-    except (ParserError, ValueError, OverflowError):
+    except (ParserError, ValueError, ArithmeticError):  # dateutil: OverflowError, decimal errors
         return None, None
 
 
