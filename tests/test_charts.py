@@ -65,7 +65,7 @@ def test_the_terminal_draws_the_same_parts_as_a_stacked_bar() -> None:
 
 
 def test_the_bar_never_depends_on_the_terminal_width_beyond_its_own() -> None:
-    chart = ShareChart("RAM", 100, (Part("anon", 60), Part("free", 40)))
+    chart = ShareChart("RAM", 100, (Part("anon", "anon", 60), Part("free", "free", 40)))
     for width in (10, 40, 72, 200):
         bar = stacked_bar(chart, width)[0].plain
         assert len(bar) == max(10, min(width, 72))
@@ -245,7 +245,7 @@ def test_every_mermaid_block_renders_with_the_real_mermaid(tmp_path: Path) -> No
     export = _hosts_export(tmp_path, ["spark-01", *HOSTILE[:4]])
     blocks += MERMAID_BLOCK.findall(run("list", "--by-host", "-k", str(export), "-f", "markdown").stdout)
     hostile = [mermaid.bars(Bars(name, "host", (name, "b"), (1, 2))) for name in HOSTILE]
-    hostile += [mermaid.pie(ShareChart(name, 3, (Part(name, 1), Part("b", 2)))) for name in HOSTILE]
+    hostile += [mermaid.pie(ShareChart(name, 3, (Part("other", name, 1), Part("other", "b", 2)))) for name in HOSTILE]
     blocks += [MERMAID_BLOCK.findall(h + "\n")[0] for h in hostile]
     kinds = {b.split("\n", 1)[0] for b in blocks}
     assert kinds == {"timeline", "pie", "xychart-beta"}

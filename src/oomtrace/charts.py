@@ -24,6 +24,9 @@ MAX_POINTS = 24
 
 @dataclass(frozen=True, slots=True)
 class Part:
+    key: str
+    """What the part is, for a format that draws each kind its own way: "anon", "file", "slab",
+    "pagetables", "free", "unaccounted" (in no LRU list, slab or page table), "other"."""
     label: str
     kb: int
 
@@ -110,21 +113,21 @@ def memory_chart(memory: MemoryPicture | None) -> ShareChart | None:
         return None
     named = (
         # shmem pages sit on the anon LRU lists (they are swap-backed): they are inside anon.
-        ("anon (incl. shmem)" if memory.shmem_kb else "anon", memory.anon_kb),
-        ("page cache", memory.file_kb),
-        ("slab", memory.slab_kb),
-        ("page tables", memory.pagetables_kb),
-        ("free", memory.free_kb),
-        ("in no LRU list, slab or page table", memory.unaccounted_kb),
+        ("anon", "anon (incl. shmem)" if memory.shmem_kb else "anon", memory.anon_kb),
+        ("file", "page cache", memory.file_kb),
+        ("slab", "slab", memory.slab_kb),
+        ("pagetables", "page tables", memory.pagetables_kb),
+        ("free", "free", memory.free_kb),
+        ("unaccounted", "in no LRU list, slab or page table", memory.unaccounted_kb),
     )
     required = (memory.anon_kb, memory.file_kb, memory.free_kb, memory.unaccounted_kb)
     if any(kb is None for kb in required):
         return None
-    parts = [Part(label, kb) for label, kb in named if kb]
+    parts = [Part(key, label, kb) for key, label, kb in named if kb]
     # Unevictable, isolated and misc-reclaimable pages: counted by Mem-Info, too small to name.
     rest = memory.ram_kb - sum(p.kb for p in parts)
     if rest > 0:
-        parts.append(Part("other LRU (unevictable, isolated)", rest))
+        parts.append(Part("other", "other LRU (unevictable, isolated)", rest))
     if rest < 0:
         return None  # the parts overrun RAM: a cut Mem-Info; a pie of it would be false
     return ShareChart(f"RAM at the kill: {kib(memory.ram_kb)}", memory.ram_kb, tuple(parts))

@@ -33,7 +33,7 @@ _GITHUB_REFERENCE = re.compile(
 
 # What GitHub's autolink extension turns into a mailto: link whatever is escaped in it: a systemd
 # unit such as user@1000.service is shaped like an e-mail address. Such a word is a code span.
-_EMAIL_SHAPED = re.compile(r"[\w.+-]*[\w+-]@[\w-]+(?:\.[\w-]+)+")
+_EMAIL_SHAPED = re.compile(r"([\w.+-]*[\w+-]@[\w-]+(?:\.[\w-]+)+)")
 
 
 def text(value: object) -> str:
@@ -41,12 +41,9 @@ def text(value: object) -> str:
     flat = inert(str(value)).replace("\n", " ")
     if _GITHUB_REFERENCE.search(flat):
         return code_span(flat)
+    # The pattern captures: split gives text and e-mail-shaped words by turns, text first.
     pieces = _EMAIL_SHAPED.split(flat)
-    shaped = _EMAIL_SHAPED.findall(flat)
-    out = [_escaped(pieces[0])]
-    for word, rest in zip(shaped, pieces[1:], strict=True):
-        out += [code_span(word), _escaped(rest)]
-    return "".join(out)
+    return "".join(code_span(p) if i % 2 else _escaped(p) for i, p in enumerate(pieces))
 
 
 def _escaped(flat: str) -> str:

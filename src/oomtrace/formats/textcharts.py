@@ -14,12 +14,11 @@ from oomtrace.sanitize import inert
 # (glyph, colour) for each part in the order they come; the memory no process's RSS shows is
 # the one a reader looks for, so its glyph is the solid one and its colour the loud one.
 _GLYPHS = {
-    "in no LRU list, slab or page table": ("█", "red"),
+    "unaccounted": ("█", "red"),
     "anon": ("▓", "magenta"),
-    "anon (incl. shmem)": ("▓", "magenta"),
-    "page cache": ("▒", "green"),
+    "file": ("▒", "green"),
     "slab": ("▞", "yellow"),
-    "page tables": ("▚", "cyan"),
+    "pagetables": ("▚", "cyan"),
     "free": ("░", "bright_white"),
 }
 _OTHER = ("·", "blue")
@@ -34,7 +33,7 @@ def stacked_bar(chart: ShareChart, width: int) -> list[Text]:
     bar = Text()
     legend: list[Text] = []
     for part, count, words in zip(chart.parts, cells, chart.legend(), strict=True):
-        glyph, colour = _GLYPHS.get(part.label, _OTHER)
+        glyph, colour = _GLYPHS.get(part.key, _OTHER)
         bar.append(glyph * count, style=colour)
         item = Text()
         item.append(glyph, style=colour)
