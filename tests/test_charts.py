@@ -3,6 +3,7 @@ block parsed and rendered by the real Mermaid (mermaid-cli under Debian's chromi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -13,10 +14,28 @@ from pathlib import Path
 
 import pytest
 
-from oomtrace.charts import MAX_POINTS, Bars, Part, ShareChart, kills_over_time, kills_per_host
+from oomtrace.analyze import analyze
+from oomtrace.charts import (
+    MAX_POINTS,
+    MAX_TRACE_POINTS,
+    Bars,
+    Part,
+    ShareChart,
+    kills_over_time,
+    kills_per_host,
+)
 from oomtrace.formats import mermaid
 from oomtrace.formats.textcharts import bar_rows, stacked_bar
+from oomtrace.model import ProbeSample
+from oomtrace.sources.textfile import KernelLogFile
+from oomtrace.sources.watchrecord import WatchRecordFile
+from oomtrace.story import tell
+from oomtrace.watch.follow import Batch
+from oomtrace.watch.probes import Memory, Pressure
+from oomtrace.watch.thresholds import parse_warn
+from oomtrace.watch.watcher import Sample, Watcher
 from tests.conftest import FIXTURES, ROOT, run
+from tests.test_watch import _records
 
 SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
 MERMAID_BLOCK = re.compile(r"^```mermaid\n(.*?)^```$", re.S | re.M)
@@ -196,6 +215,142 @@ def test_list_by_host_draws_kills_per_host(tmp_path: Path) -> None:
     assert MERMAID_BLOCK.findall(markdown)[0].startswith("xychart-beta")
 
 
+# --- the watcher's samples, read back from its --record file -----------------------------------
+
+KILL_TIME = datetime(2026, 11, 14, 13, 12, 12, tzinfo=UTC)
+RAM_KB = 119 << 20
+WHY_RECORD = ("why", "llama-server", "-k", str(SEED000), "--tz", "UTC", "--year", "2026")
+
+
+def _watched(path: Path, seconds: int = 300, pause_at: int | None = None) -> Path:
+    """What a real Watcher writes to --record for seed 000's incident when it sampled, once a
+    second for `seconds` before the kill, MemAvailable falling from 40 % of RAM and PSI rising
+    (with no samples for two minutes from `pause_at` seconds before the kill)."""
+    said: list = []
+    watcher = Watcher(parse_warn("psi-some=10"), UTC, str(SEED000), said.append, "boot-1")
+    for before in range(seconds, 0, -1):
+        if pause_at is not None and pause_at >= before > pause_at - 120:
+            continue
+        share = before / seconds
+        memory = Memory(RAM_KB, int(RAM_KB * 0.4 * share) + (300 << 10))
+        pressure = Pressure(round(90 * (1 - share), 2), round(40 * (1 - share) ** 2, 2))
+        watcher.sample(Sample(float(-before), KILL_TIME - timedelta(seconds=before), pressure, memory))
+    for record in _records(SEED000):
+        wall = record.stamp.wall or KILL_TIME
+        watcher.feed(Batch((record,), None), wall.timestamp(), wall)
+    watcher.tick(KILL_TIME.timestamp() + 5, KILL_TIME + timedelta(seconds=5))
+    path.write_text("".join(json.dumps(n.to_json()) + "\n" for n in said))
+    return path
+
+
+def test_a_record_files_samples_draw_the_minutes_before_the_kill(tmp_path: Path) -> None:
+    record = _watched(tmp_path / "record.jsonl")
+    written = [json.loads(line) for line in record.read_text().splitlines()]
+    samples = [n for n in written if n["event"] == "sample"]
+    assert len(samples) > 200  # one a second from the first warning on
+    chart = _json(*WHY_RECORD, "--record", str(record))["charts"]["samples"]  # type: ignore[index]
+    assert chart["samples"] == len(samples) and chart["left_out"] == 0
+    points = chart["points"]
+    assert 2 <= len(points) <= MAX_TRACE_POINTS and chart["every_s"] == 10
+    # Each point is the lowest MemAvailable of its interval, read from the file independently.
+    for point in points:
+        end = KILL_TIME - timedelta(seconds=point["before_s"])
+        held = [
+            n["memavailable_kb"]
+            for n in samples
+            if end - timedelta(seconds=10) < datetime.fromisoformat(n["time"]) <= end
+        ]
+        assert held and point["memavailable_kb"] == min(held)
+    assert points[0]["memavailable_kb"] > 30 << 20 > 1 << 20 > points[-1]["memavailable_kb"]
+    assert points[0]["psi_some_avg10"] < points[-1]["psi_some_avg10"] <= 100
+    # The driver's warning is marked where it began, with its own offset.
+    marks = [w for p in points for w in p["warnings"]]
+    assert any(m.startswith("T-3m13s NVIDIA driver out of memory") for m in marks), marks
+
+
+def test_the_samples_are_drawn_in_markdown_and_the_terminal(tmp_path: Path) -> None:
+    record = _watched(tmp_path / "record.jsonl")
+    markdown = run(*WHY_RECORD, "--record", str(record), "-f", "markdown").stdout
+    section = markdown.split("### The watcher's samples before the kill", 1)[1].split("\n### ", 1)[0]
+    blocks = MERMAID_BLOCK.findall(section)
+    assert len(blocks) == 2 and all("xychart-beta" in b for b in blocks)
+    assert 'title "MemAvailable (GiB)"' in blocks[0]
+    assert 'x-axis "seconds before the kill" -' in blocks[0] and " --> 0\n" in blocks[0]
+    assert "line [" in blocks[1] and blocks[1].count("line [") == 2  # some and full
+    # The warnings are bars the height of the chart; the words under it say what they are.
+    assert "bar [" in blocks[0] and "The grey bars mark where these warnings began:" in section
+    assert "- T-3m13s NVIDIA driver out of memory" in section
+    text = run(*WHY_RECORD, "--record", str(record)).stdout
+    lines = text.splitlines()
+    at = lines.index("The watcher's samples before the kill")
+    spark = next(line for line in lines[at:] if line.strip().startswith("MemAvailable"))
+    levels = spark.split("MemAvailable", 1)[1].split()[0]
+    assert set(levels) <= set("▁▂▃▄▅▆▇█") and levels[0] == "█" and levels[-1] == "▁"
+    assert any(line.strip().startswith("PSI some") for line in lines[at:])
+    assert any(set(line.strip()) == {"▲"} or set(line.strip()) == {"▲", " "} for line in lines[at:])
+
+
+def test_no_record_no_samples_picture(tmp_path: Path) -> None:
+    assert _json(*WHY_RECORD)["charts"]["samples"] is None  # type: ignore[index]
+    assert "samples" not in run(*WHY_RECORD).stdout
+    assert "watcher's samples" not in run(*WHY_RECORD, "-f", "markdown").stdout
+
+
+def test_the_record_files_copy_of_a_driver_line_is_not_a_second_warning(tmp_path: Path) -> None:
+    """The watcher keeps the lines behind its warnings; read beside the log they came from, the
+    NVRM warning is one run, not two at the same moment."""
+    record = _watched(tmp_path / "record.jsonl")
+    document = _json(*WHY_RECORD, "--record", str(record))
+    driver = [t for t in document["timeline"] if "NV_ERR_NO_MEMORY" in t["text"]]  # type: ignore[union-attr]
+    assert len(driver) == 1, driver
+    assert driver[0]["text"].endswith("(×2, last 13:09:05)") or "×2" in driver[0]["text"]
+
+
+def test_samples_before_a_pause_are_left_out_and_said(tmp_path: Path) -> None:
+    record = _watched(tmp_path / "record.jsonl", seconds=600, pause_at=400)
+    chart = _json(*WHY_RECORD, "--record", str(record))["charts"]["samples"]  # type: ignore[index]
+    assert chart["left_out"] > 0
+    assert max(p["before_s"] for p in chart["points"]) <= 280  # the pause ends 280 s before the kill
+    text = run(*WHY_RECORD, "--record", str(record)).stdout
+    assert f"{chart['left_out']:,} earlier sample(s), before a pause in sampling, are left out" in " ".join(
+        text.split()
+    )
+
+
+def test_samples_of_another_host_are_never_drawn() -> None:
+    analysis = analyze([KernelLogFile(str(SEED000), UTC, year=2026)])
+    (episode,) = analysis.episodes
+    near = [KILL_TIME - timedelta(seconds=s) for s in range(100, 0, -1)]
+    theirs = tuple(ProbeSample(t, 1 << 20, 50.0, 10.0, "gpu-07") for t in near)
+    ours = tuple(ProbeSample(t, 1 << 20, 50.0, 10.0, episode.host) for t in near)
+    assert not tell(dataclasses.replace(analysis, samples=theirs), episode, "llama-server").samples
+    assert len(tell(dataclasses.replace(analysis, samples=ours), episode, "llama-server").samples) == 100
+    # After the kill or more than half an hour before it: not the run-up.
+    late = tuple(ProbeSample(KILL_TIME + timedelta(seconds=s), 1, None, None, None) for s in (1, 60))
+    early = (ProbeSample(KILL_TIME - timedelta(hours=1), 1, None, None, None),)
+    assert not tell(dataclasses.replace(analysis, samples=late + early), episode, "llama-server").samples
+
+
+def test_a_long_record_keeps_only_the_samples_near_its_kills(tmp_path: Path) -> None:
+    """A watcher under a warning for a day writes 86,400 samples: the reader keeps the half hour
+    before the file's end (no kill in it), not the day."""
+    start = datetime(2026, 11, 13, 13, 0, 0, tzinfo=UTC)
+    path = tmp_path / "record.jsonl"
+    with path.open("w") as out:
+        for n in range(86_400):
+            sample = {"schema": "oomtrace/1", "event": "sample", "kind": "probes", "text": "",
+                      "time": (start + timedelta(seconds=n)).isoformat(), "memavailable_kb": n}
+            out.write(json.dumps(sample) + "\n")
+        out.write('{"event": "sample", "time": "soon", "memavailable_kb": -1}\n')
+        late = (start + timedelta(days=1)).isoformat()
+        out.write(f'{{"event": "sample", "time": "{late}", "memavailable_kb": 1{"0" * 400}}}\n')
+    source = WatchRecordFile(str(path), UTC)
+    assert list(source.records()) == []
+    assert len(source.samples) == 1801
+    assert source.samples[-1].memavailable_kb == 86_399
+    assert source.problem == "2 sample(s) without a time or a MemAvailable were skipped"
+
+
 # --- the real Mermaid -------------------------------------------------------------------------
 
 
@@ -244,10 +399,14 @@ def test_every_mermaid_block_renders_with_the_real_mermaid(tmp_path: Path) -> No
     )
     export = _hosts_export(tmp_path, ["spark-01", *HOSTILE[:4]])
     blocks += MERMAID_BLOCK.findall(run("list", "--by-host", "-k", str(export), "-f", "markdown").stdout)
+    # The watcher's samples (two xychart line charts, after their %%{init}%% colours).
+    record = _watched(tmp_path / "record.jsonl")
+    sampled = MERMAID_BLOCK.findall(run(*WHY_RECORD, "--record", str(record), "-f", "markdown").stdout)
+    blocks += [b for b in sampled if b.startswith("%%{init")]
     hostile = [mermaid.bars(Bars(name, "host", (name, "b"), (1, 2))) for name in HOSTILE]
     hostile += [mermaid.pie(ShareChart(name, 3, (Part("other", name, 1), Part("other", "b", 2)))) for name in HOSTILE]
     blocks += [MERMAID_BLOCK.findall(h + "\n")[0] for h in hostile]
-    kinds = {b.split("\n", 1)[0] for b in blocks}
+    kinds = {next(line for line in b.split("\n") if not line.startswith("%%")) for b in blocks}
     assert kinds == {"timeline", "pie", "xychart-beta"}
     svgs = _render(blocks, tmp_path)
     # The hostile labels reach the picture as text, decoded, never as markup.

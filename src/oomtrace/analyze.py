@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from oomtrace.episodes import EpisodeBuilder
 from oomtrace.errors import InputError
-from oomtrace.model import Analysis
+from oomtrace.model import Analysis, ProbeSample
 from oomtrace.parse import parse_records
 from oomtrace.sources.base import Source
 
@@ -25,6 +26,7 @@ def analyze(
     """Every episode the sources hold; with since/until, kills far outside that range are
     dropped as they are read (select.between then cuts exactly)."""
     builder = EpisodeBuilder(since, until)
+    samples: list[ProbeSample] = []
     for source in sources:
         if progress is not None:
             unit = "entries" if source.kind == "journal" else "bytes"
@@ -41,7 +43,10 @@ def analyze(
             builder.set_host_spans(source.host_spans)
         if source.problem is not None:
             builder.set_problem(source.name, source.problem)
+        samples.extend(source.samples)
     analysis = builder.finish()
+    if samples:
+        analysis = dataclasses.replace(analysis, samples=tuple(sorted(samples, key=lambda s: s.time)))
     for summary in analysis.sources:
         if summary.records and not summary.recognised and not summary.events:
             # What was cut while reading may be why (a JSON export's lines over their bound).

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from oomtrace.explain import MemoryPicture
+from oomtrace.model import ProbeSample
 from oomtrace.story import TimelineEntry
 from oomtrace.units import duration, kib, relative, timeline_clock
 
@@ -104,7 +105,72 @@ class RunUp:
         }
 
 
-Chart = ShareChart | Bars | RunUp
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One interval of the watcher's samples: its worst figures, and the warnings begun in it."""
+
+    before_s: int
+    """Seconds before the kill the interval ends (it starts `Trace.every_s` earlier)."""
+    memavailable_kb: int
+    """The lowest MemAvailable sampled in the interval."""
+    psi_some: float | None
+    """The highest PSI some avg10 (%) sampled in it, if the samples carry PSI."""
+    psi_full: float | None
+    warnings: tuple[str, ...] = ()
+    """The warnings that began in the interval, each with its own offset, as the story's timeline
+    words them: "T-3m13s NVIDIA driver out of memory …"."""
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """The watcher's samples of the minutes before the kill (a `watch --record` file's): what
+    no kernel log holds, MemAvailable falling and memory pressure rising. One point an interval,
+    the intervals back to back up to the last before the kill that has samples."""
+
+    title: str
+    every_s: int
+    """Each point's interval, in seconds."""
+    points: tuple[Point, ...]
+    """Oldest first; no interval between two points is without samples."""
+    samples: int
+    """How many samples the points stand for."""
+    left_out: int = 0
+    """Samples before a pause in sampling (a warning that cleared) longer than MAX_PAUSE_S."""
+
+    @property
+    def has_pressure(self) -> bool:
+        """Does every point carry PSI? A line with holes in it would have to invent them."""
+        return all(p.psi_some is not None for p in self.points)
+
+    @property
+    def has_full(self) -> bool:
+        return all(p.psi_full is not None for p in self.points)
+
+    def marks(self) -> tuple[str, ...]:
+        """Each warning begun within the samples' intervals, with its offset."""
+        return tuple(w for p in self.points for w in p.warnings)
+
+    def data(self) -> dict[str, object]:
+        return {
+            "kind": "samples",
+            "title": self.title,
+            "every_s": self.every_s,
+            "samples": self.samples,
+            "left_out": self.left_out,
+            "points": [
+                {
+                    "before_s": p.before_s,
+                    "memavailable_kb": p.memavailable_kb,
+                    "psi_some_avg10": p.psi_some,
+                    "psi_full_avg10": p.psi_full,
+                    "warnings": list(p.warnings),
+                }
+                for p in self.points
+            ],
+        }
+
+
+Chart = ShareChart | Bars | RunUp | Trace
 
 
 def memory_chart(memory: MemoryPicture | None) -> ShareChart | None:
@@ -149,6 +215,67 @@ def run_up(entries: Sequence[TimelineEntry]) -> RunUp | None:
     first = entries[0].offset_s
     span = f" over {duration(abs(first))}" if first is not None and first < 0 else ""
     return RunUp(f"The run-up to the kill{span}", events, left_out)
+
+
+# A line of samples has at most this many points; the interval each stands for is the shortest
+# of these (seconds) that fits the samples' span and is no shorter than a pause between two
+# samples, so that no interval between the first and the last is empty (a line over an empty
+# interval would invent its value).
+MAX_TRACE_POINTS = 30
+_INTERVALS_S = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300)
+# The watcher samples once a second while a warning is active: a longer pause than this is a
+# warning that cleared, and the samples before it are another stretch, left out of the picture.
+MAX_PAUSE_S = 60.0
+# The timeline's kinds that are warnings, marked where they began.
+_WARNING_KINDS = ("warning", "server-warning")
+
+
+def samples_trace(
+    samples: Sequence[ProbeSample], kill: datetime | None, timeline: Sequence[TimelineEntry]
+) -> Trace | None:
+    """The last stretch of samples before the kill as at most MAX_TRACE_POINTS intervals, each
+    its lowest MemAvailable and highest PSI; None for fewer than two intervals."""
+    if kill is None or not samples:
+        return None
+    # Seconds before the kill, latest first; the stretch ends at the first long pause.
+    before = sorted((kill - s.time).total_seconds() for s in samples)
+    kept, pause = 1, 0.0
+    while kept < len(before) and before[kept] - before[kept - 1] <= MAX_PAUSE_S:
+        pause = max(pause, before[kept] - before[kept - 1])
+        kept += 1
+    nearest, furthest = before[0], before[kept - 1]
+    span = furthest - nearest
+    every = next((i for i in _INTERVALS_S if i >= pause and span / i < MAX_TRACE_POINTS - 1), 0)
+    every = every or max(-(-int(span) // (MAX_TRACE_POINTS - 1)), int(pause) + 1)
+    # Interval k holds what came k*every to (k+1)*every before the kill.
+    buckets: dict[int, list[ProbeSample]] = {}
+    for sample in samples:
+        seconds = (kill - sample.time).total_seconds()
+        if seconds <= furthest:
+            buckets.setdefault(int(seconds // every), []).append(sample)
+    if len(buckets) < 2:
+        return None
+    warned: dict[int, list[str]] = {}
+    for entry in timeline:
+        if entry.kind in _WARNING_KINDS and entry.offset_s is not None and entry.offset_s <= 0:
+            said = f"{relative(entry.offset_s)} {entry.short}"
+            warned.setdefault(int(-entry.offset_s // every), []).append(said)
+    points = []
+    for k in range(max(buckets), min(buckets) - 1, -1):
+        held = buckets[k]
+        some = [s.psi_some_avg10 for s in held if s.psi_some_avg10 is not None]
+        full = [s.psi_full_avg10 for s in held if s.psi_full_avg10 is not None]
+        points.append(
+            Point(
+                k * every,
+                min(s.memavailable_kb for s in held),
+                max(some) if some else None,
+                max(full) if full else None,
+                tuple(dict.fromkeys(warned.get(k, ()))),
+            )
+        )
+    title = f"The watcher's samples before the kill, the worst of each {duration(every)}"
+    return Trace(title, every, tuple(points), kept, len(before) - kept)
 
 
 # Fewer kills than this are a list, not a trend: the report's overview says them.

@@ -473,6 +473,9 @@ class EpisodeBuilder:
     def _warning(self, event: ev.EarlyWarning) -> None:
         record = event.record
         key = (record.host, event.kind, event.key)
+        source = self._sources.get(record.source)
+        if source is not None and source["kind"] == "watch-record" and self._read_before(record, key):
+            return
         run = self._open_runs.get(key)
         # A run ends at a kill: the same warning before the next kill belongs to the next incident.
         if run is not None and run.last_seq > self._last_kill.get(record.host, 0):
@@ -486,6 +489,21 @@ class EpisodeBuilder:
         run = _Run(event, self._seq, record, self._seq, 1 + record.repeats)
         self._runs.append(run)
         self._open_runs[key] = run
+
+    def _read_before(self, record: Record, key: tuple[str | None, str, str]) -> bool:
+        """Is this line of a `watch --record` file (the lines behind the watcher's warnings, read
+        after the logs) one a log gave already? A run of the same warning whose time spans it
+        holds it: read again, it would be said twice in the story, as a run of its own."""
+        wall = record.stamp.wall
+        if wall is None:
+            return False
+        for run in self._runs:
+            if (run.event.record.host, run.event.kind, run.event.key) != key:
+                continue
+            first, last = run.event.record.stamp.wall, run.last.stamp.wall
+            if first is not None and last is not None and first <= wall <= last:
+                return True
+        return False
 
     # ---- bookkeeping --------------------------------------------------------------
 

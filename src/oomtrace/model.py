@@ -320,6 +320,24 @@ def _when(moment: Moment) -> str:
     return f"line {moment.line}"
 
 
+# A story draws the watcher's samples of this long before its kill; a `--record` file's reader
+# keeps no others (a watcher under a warning for days writes one a second).
+SAMPLES_BEFORE_S = 1800.0
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSample:
+    """One of the watcher's samples, as its `--record` file keeps them (one a second while a
+    warning is active): what no kernel log holds, read back to draw the minutes before a kill."""
+
+    time: datetime
+    memavailable_kb: int
+    psi_some_avg10: float | None
+    psi_full_avg10: float | None
+    host: str | None
+    """The host the record file's own lines name (the watcher's machine), if they name one."""
+
+
 @dataclass(frozen=True, slots=True)
 class Analysis:
     """Everything the input held about OOM kills."""
@@ -344,6 +362,8 @@ class Analysis:
     """Kills of a very long log between the first and last ones kept (episodes.KEPT_FIRST...)."""
     host_spans: tuple[HostSpan, ...] = ()
     """Every host whose lines were read, with the first and last wall time of its log."""
+    samples: tuple[ProbeSample, ...] = ()
+    """The watcher's samples near the kills, from `--record` files, oldest first."""
     _by_id: dict[int, tuple[Episode, Incident | None]] = field(
         init=False, repr=False, compare=False, default_factory=dict
     )

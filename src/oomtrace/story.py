@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import os
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
 from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
-from oomtrace.model import Analysis, Episode, Incident, KernelWarning, Moment
+from oomtrace.model import SAMPLES_BEFORE_S, Analysis, Episode, Incident, KernelWarning, Moment, ProbeSample
 from oomtrace.services import cause_of, victim_label
 from oomtrace.sources.serverlog import ServerLogFacts
 from oomtrace.units import duration, kib, time_of_day
@@ -64,6 +65,8 @@ class Story:
     """Other kills of the incident, further from this one, not listed (nor in the timeline)."""
     warnings_more: int = 0
     """The incident's warnings not in the timeline (earlier than the ones it shows)."""
+    samples: tuple[ProbeSample, ...] = ()
+    """The watcher's samples of the half hour before this kill on its host (a `--record` file's)."""
 
     @property
     def first_of_incident(self) -> bool:
@@ -146,6 +149,24 @@ def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
         elsewhere=elsewhere,
         collateral_more=len(ids) - len(nearest),
         warnings_more=len(every_warning) - len(shown),
+        samples=_samples_before(analysis, episode),
+    )
+
+
+def _samples_before(analysis: Analysis, episode: Episode) -> tuple[ProbeSample, ...]:
+    """The watcher's samples of SAMPLES_BEFORE_S before the kill, of the kill's machine: a
+    sample whose host is not known is the kill's only when the input names one host at most."""
+    kill = episode.moment.time
+    if kill is None or not analysis.samples:
+        return ()
+    one_host = len(analysis.hosts) <= 1
+    samples = analysis.samples  # oldest first: the half hour is found by bisection
+    start = bisect.bisect_left(samples, kill - timedelta(seconds=SAMPLES_BEFORE_S), key=lambda s: s.time)
+    end = bisect.bisect_right(samples, kill, key=lambda s: s.time)
+    return tuple(
+        s
+        for s in samples[start:end]
+        if s.host == episode.host or (one_host and None in (s.host, episode.host))
     )
 
 

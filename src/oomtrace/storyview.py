@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from oomtrace.charts import Bars, RunUp, ShareChart, kills_over_time, memory_chart, run_up
+from oomtrace.charts import (
+    Bars,
+    RunUp,
+    ShareChart,
+    Trace,
+    kills_over_time,
+    memory_chart,
+    run_up,
+    samples_trace,
+)
 from oomtrace.episodes import MAX_RAW_LINES
 from oomtrace.explain import (
     Explanation,
@@ -27,7 +36,7 @@ from oomtrace.keep import Lazily
 from oomtrace.model import Analysis, Episode, KernelWarning
 from oomtrace.services import restart_count
 from oomtrace.story import Report, Story, killed_by, lead_words, scope_words, victim_name
-from oomtrace.units import clock, clock_time, kib, relative, timeline_clock
+from oomtrace.units import clock, clock_time, duration, kib, relative, timeline_clock
 from oomtrace.verdict import Verdict
 
 
@@ -90,6 +99,10 @@ class StoryView:
     timeline: Grid
     run_up: RunUp | None
     """The timeline as a picture: its records against time."""
+    samples: Trace | None
+    """The watcher's samples before the kill (a `--record` file's), as lines over time."""
+    samples_note: str
+    """What the samples' picture shows, in one sentence under it."""
     collateral: Grid | None
     holders: Grid | None
     server_log: ServerLogView | None
@@ -272,12 +285,29 @@ def story_view(
         memory_chart=memory_chart(story.memory),
         timeline=_timeline(story),
         run_up=run_up(story.timeline),
+        samples=(samples := samples_trace(story.samples, episode.moment.time, story.timeline)),
+        samples_note=_samples_note(samples),
         collateral=_collateral(story),
         holders=_holders(why),
         server_log=server_log,
         raw_lines=episode.raw_lines,
         lines=episode.lines,
         unquoted=_unquoted(episode),
+    )
+
+
+def _samples_note(trace: Trace | None) -> str:
+    if trace is None:
+        return ""
+    psi = " and the highest memory pressure (PSI avg10, some above full)" if trace.has_pressure else ""
+    earlier = (
+        f"; {trace.left_out:,} earlier sample(s), before a pause in sampling, are left out"
+        if trace.left_out
+        else ""
+    )
+    return (
+        f"{trace.samples:,} samples the watcher took while a warning was active (its --record file): "
+        f"each point is the lowest MemAvailable{psi} of its {duration(trace.every_s)}{earlier}."
     )
 
 

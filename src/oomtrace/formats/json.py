@@ -9,7 +9,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from oomtrace.badness import Ranking
-from oomtrace.charts import Chart, memory_chart, run_up
+from oomtrace.charts import Chart, memory_chart, run_up, samples_trace
 from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
@@ -317,6 +317,7 @@ def story_json(story: Story) -> dict[str, Any]:
         "charts": {
             "memory": _chart_json(memory_chart(story.memory)),
             "run_up": _chart_json(run_up(story.timeline)),
+            "samples": _chart_json(samples_trace(story.samples, story.episode.moment.time, story.timeline)),
         },
     }
 

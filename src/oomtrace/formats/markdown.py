@@ -251,6 +251,13 @@ def _story(story: StoryView) -> str:
         if story.run_up is not None:
             parts += [mermaid.timeline(story.run_up), ""]
         parts += [_grid(story.timeline), ""]
+    if story.samples is not None:
+        parts += ["### The watcher's samples before the kill", "", *_blocks(mermaid.samples(story.samples))]
+        marks = story.samples.marks()
+        marked = " The grey bars mark where these warnings began:" if marks else ""
+        parts += [text(story.samples_note) + marked, ""]
+        if marks:
+            parts += [*(f"- {text(mark)}" for mark in marks), ""]
     # The collateral has its own table here; the facts keep the rest.
     facts = tuple(f for f in story.facts if f.key != "collateral" or story.collateral is None)
     parts += ["### Facts", "", _facts(facts), ""]
@@ -270,6 +277,10 @@ def _facts(facts: tuple[Fact, ...]) -> str:
 
 def _grid(grid: Grid) -> str:
     return table(list(grid.header), [[text(cell) for cell in row] for row in grid.rows], grid.align)
+
+
+def _blocks(blocks: list[str]) -> list[str]:
+    return [line for block in blocks for line in (block, "")]
 
 
 def _memory(memory: MemoryView, charted: bool) -> str:

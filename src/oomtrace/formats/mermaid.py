@@ -7,9 +7,10 @@ statement, open a comment, close the fence nor carry HTML.
 
 from __future__ import annotations
 
+import math
 import re
 
-from oomtrace.charts import Bars, RunUp, ShareChart
+from oomtrace.charts import Bars, RunUp, ShareChart, Trace
 from oomtrace.sanitize import inert
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9 .,_+\-/()'×±=!?]")
@@ -57,3 +58,47 @@ def bars(chart: Bars) -> str:
             f"    bar [{', '.join(str(n) for n in chart.counts)}]",
         ]
     )
+
+
+def samples(chart: Trace) -> list[str]:
+    """The watcher's samples as xychart lines over a numeric axis of time before the kill:
+    MemAvailable in one chart, PSI some and full in another (an xychart has one y-axis). The
+    warnings are bars the height of the chart where they began (xychart has no markers)."""
+    points = chart.points
+    minutes = chart.every_s >= 60
+    scale_x = 60 if minutes else 1
+    x_axis = (
+        f'    x-axis "{"minutes" if minutes else "seconds"} before the kill" '
+        f"{-points[0].before_s / scale_x:g} --> {-points[-1].before_s / scale_x:g}"
+    )
+    top_kb = max(p.memavailable_kb for p in points)
+    unit, scale = ("GiB", 1 << 20) if top_kb >= 2 << 20 else ("MiB", 1 << 10)
+    available = [round(p.memavailable_kb / scale, 1) for p in points]
+    top = max(math.ceil(max(available)), 1)
+    blocks = [_xychart(f"MemAvailable ({unit})", x_axis, f'"{unit}" 0 --> {top}', top, chart, [available])]
+    if chart.has_pressure:
+        series = [[p.psi_some or 0.0 for p in points]]
+        if chart.has_full:
+            series.append([p.psi_full or 0.0 for p in points])
+        title = "Memory pressure, PSI avg10 in per cent"
+        title += ", some above and full below" if chart.has_full else ""
+        blocks.append(_xychart(title, x_axis, '"per cent" 0 --> 100', 100, chart, series))
+    return blocks
+
+
+# The lines' colours, then the warnings' bars': Mermaid's default palette starts with a pale
+# blue that a white page hardly shows.
+_LINE_COLOURS = ("#1f77b4", "#d62728")
+_MARK_COLOUR = "#dddddd"
+
+
+def _xychart(title: str, x_axis: str, y_axis: str, top: int, chart: Trace, series: list[list[float]]) -> str:
+    marked = any(p.warnings for p in chart.points)
+    colours = ([_MARK_COLOUR] if marked else []) + list(_LINE_COLOURS[: len(series)])
+    palette = '{"themeVariables": {"xyChart": {"plotColorPalette": "' + ", ".join(colours) + '"}}}'
+    lines = [f"%%{{init: {palette}}}%%", "xychart-beta", f'    title "{label(title)}"']
+    lines += [x_axis, f"    y-axis {y_axis}"]
+    if marked:
+        lines.append(f"    bar [{', '.join(str(top if p.warnings else 0) for p in chart.points)}]")
+    lines += [f"    line [{', '.join(f'{v:g}' for v in values)}]" for values in series]
+    return _block(lines)

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from oomtrace.charts import Bars, ShareChart
 from oomtrace.formats.base import Format
-from oomtrace.formats.textcharts import bar_rows, stacked_bar
+from oomtrace.formats.textcharts import bar_rows, sparklines, stacked_bar
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
@@ -185,6 +185,10 @@ class TextFormat(Format):
                 for offset, when, kind, event in story.timeline.rows
             ]
             self._print(rows, _TIMELINE, "Timeline")
+        if story.samples is not None:
+            lines = [[Text(" "), line] for line in sparklines(story.samples)]
+            lines.append([Text(" "), _t(story.samples_note, "dim")])
+            self._print(lines, _MEMORY, "The watcher's samples before the kill")
 
     def _memory(self, memory: MemoryView, chart: ShareChart | None) -> None:
         pictured = stacked_bar(chart, self.console.width - 3) if chart else []

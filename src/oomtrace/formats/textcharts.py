@@ -1,4 +1,5 @@
-"""Charts for the terminal: a stacked bar of memory, and bars of counts, in block characters.
+"""Charts for the terminal: a stacked bar of memory, bars of counts and sparklines of samples,
+in block characters.
 
 Each part of a stacked bar has a glyph of its own as well as a colour, so the picture still reads
 with colour off (piped, NO_COLOR) and in the golden files.
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from oomtrace.charts import Bars, ShareChart
+from oomtrace.charts import Bars, ShareChart, Trace
 from oomtrace.sanitize import inert
+from oomtrace.units import kib
 
 # (glyph, colour) for each part in the order they come; the memory no process's RSS shows is
 # the one a reader looks for, so its glyph is the solid one and its colour the loud one.
@@ -62,6 +64,50 @@ def bar_rows(chart: Bars, width: int) -> list[Text]:
     if chart.note:
         rows.append(Text(inert(chart.note), style="dim"))
     return rows
+
+
+_LEVELS = "▁▂▃▄▅▆▇█"
+# Past this many, the warnings under a sparkline are counted, not listed.
+_MARKS_LISTED = 3
+
+
+def sparklines(chart: Trace) -> list[Text]:
+    """A row a series: its name, one level a point (MemAvailable against its highest, PSI against
+    100 %), and its first and last values; then ▲ under the points where a warning began."""
+    points = chart.points
+    top = max(p.memavailable_kb for p in points) or 1
+    rows = [
+        _spark(
+            "MemAvailable",
+            [p.memavailable_kb / top for p in points],
+            f"{kib(points[0].memavailable_kb)} → {kib(points[-1].memavailable_kb)}",
+            "green",
+        )
+    ]
+    if chart.has_pressure:
+        some = [p.psi_some or 0.0 for p in points]
+        ends = f"{some[0]:.1f}% → {some[-1]:.1f}%"
+        rows.append(_spark("PSI some", [v / 100 for v in some], ends, "yellow"))
+    if chart.has_full:
+        full = [p.psi_full or 0.0 for p in points]
+        ends = f"{full[0]:.1f}% → {full[-1]:.1f}%"
+        rows.append(_spark("PSI full", [v / 100 for v in full], ends, "red"))
+    marks = chart.marks()
+    if marks:
+        under = "".join("▲" if p.warnings else " " for p in points)
+        rows.append(Text((" " * 14 + under).rstrip(), style="bold"))
+        listed = [inert(m) for m in marks[:_MARKS_LISTED]]
+        more = f" and {len(marks) - _MARKS_LISTED:,} more" if len(marks) > _MARKS_LISTED else ""
+        rows.append(Text("▲ " + "; ".join(listed) + more, style="dim"))
+    return rows
+
+
+def _spark(name: str, shares: list[float], ends: str, colour: str) -> Text:
+    line = Text(name.ljust(13) + " ")
+    levels = "".join(_LEVELS[min(max(round(share * 7), 0), 7)] for share in shares)
+    line.append(levels, style=colour)
+    line.append(f"  {ends}")
+    return line
 
 
 def _cells(sizes: list[int], width: int) -> list[int]:

@@ -7,8 +7,12 @@ import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from oomtrace.records import Record
+
+if TYPE_CHECKING:
+    from oomtrace.model import ProbeSample
 
 # What a cut or damaged compressed file raises part-way through (gzip, xz, bz2).
 DAMAGED = (EOFError, OSError, lzma.LZMAError, zlib.error)
@@ -28,6 +32,10 @@ class Source(ABC):
     host_spans: Mapping[str, tuple[datetime, datetime]] | None = None
     """Each host's first and last entry time, set by a source that reads only some of its
     records (a journal reader) once `records()` is done; others leave it to the records."""
+
+    samples: tuple[ProbeSample, ...] = ()
+    """The watcher's samples (MemAvailable, PSI) a `watch --record` file held near its kills,
+    once `records()` is done: no log has them."""
 
     def add_problem(self, problem: str | None) -> None:
         if problem is not None:
