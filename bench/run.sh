@@ -4,7 +4,8 @@
 #
 #   bash bench/run.sh            # makes bench/out/ inputs on first use (about 6 GiB of disk)
 #   PAIRS=7 bash bench/run.sh    # more pairs per row (default 5; 2 or 3 for the rows over 10 s)
-#   ROWS=startup,stdin bash bench/run.sh   # only these rows (names below)
+#   ROWS=startup,stdin bash bench/run.sh   # only these rows (names below), only their inputs made
+#   ROWS=fleet ENTRIES=30000 bash bench/run.sh   # the fleet row on a smaller store
 #
 # Each row runs oomtrace and its baseline alternately, PAIRS times, and prints the median of
 # the wall-time ratios and of the CPU-time ratios (user + system) over the pairs, oomtrace's
@@ -14,23 +15,53 @@
 # systemd-journal-remote. OOMTRACE is the command measured (default: .venv/bin/oomtrace).
 source "$(dirname "$0")/common.sh"
 PAIRS=${PAIRS:-5}
-ROWS=${ROWS:-text,quiet,journalctl-text,gz,reports,startup,journal,stdin,rss}
+ROWS=${ROWS:-text,quiet,journalctl-text,gz,reports,startup,journal,fleet,stdin,rss}
+# The fleet row's store: 20 hosts of ENTRIES journal entries each (350,000: about 2 GiB).
+ENTRIES=${ENTRIES:-350000}
+FLEET="$OUT/fleet-$ENTRIES"
 want() { [[ ",$ROWS," == *",$1,"* ]]; }
 
+# A make_log.py file, made on first use: log_input NAME MAKE_LOG_ARGS...
+log_input() {
+    local file="$OUT/$1"
+    shift
+    [ -f "$file" ] || "$PYTHON" bench/make_log.py "$file" "$@"
+}
+
+# The inputs of the rows asked for, made on first use (the big files take minutes each).
 make_inputs() {
-    local log=bench/make_log.py
-    [ -f "$OUT/kern-100m.log" ] || "$PYTHON" $log "$OUT/kern-100m.log" --mib 100
-    [ -f "$OUT/kern-1g.log" ] || "$PYTHON" $log "$OUT/kern-1g.log" --mib 1024
-    [ -f "$OUT/kern-3g.log" ] || "$PYTHON" $log "$OUT/kern-3g.log" --mib 3072
-    [ -f "$OUT/kern-650m.log" ] || "$PYTHON" $log "$OUT/kern-650m.log" --mib 650
-    [ -f "$OUT/quiet-1g.log" ] || "$PYTHON" $log "$OUT/quiet-1g.log" --mib 1024 --style kernlog --no-xid
-    [ -f "$OUT/journalctl-1g.log" ] || "$PYTHON" $log "$OUT/journalctl-1g.log" --mib 1024 --style journalctl
-    [ -f "$OUT/reports-5000.log" ] || "$PYTHON" $log "$OUT/reports-5000.log" --mib 217 --reports 5000
-    [ -f "$OUT/reports-10000.log" ] || "$PYTHON" $log "$OUT/reports-10000.log" --mib 434 --reports 10000
+    if want text || want gz || want rss; then log_input kern-1g.log --mib 1024; fi
+    if want rss; then
+        log_input kern-100m.log --mib 100
+        log_input kern-3g.log --mib 3072
+    fi
+    if want fleet; then
+    # A journal-remote store of many hosts (issue 15), read one host's files at a time.
+    for reader in python journalctl; do
+        row "20-host store, $ENTRIES entries a host: list --by-host ($reader reader)" "<=1.0x" \
+            "$OOMTRACE list --by-host -D $FLEET --journal-reader $reader -f json" \
+            "journalctl -k -o json" "journalctl -D $FLEET -k -o json" "${FLEET_PAIRS:-3}"
+    done
+fi
+if want stdin; then log_input kern-650m.log --mib 650; fi
+    if want quiet; then log_input quiet-1g.log --mib 1024 --style kernlog --no-xid; fi
+    if want journalctl-text; then log_input journalctl-1g.log --mib 1024 --style journalctl; fi
+    if want reports; then
+        log_input reports-5000.log --mib 217 --reports 5000
+        log_input reports-10000.log --mib 434 --reports 10000
+    fi
     # A rotated log, compressed as logrotate does (gzip's default level).
-    [ -f "$OUT/kern-1g.log.gz" ] || gzip -c "$OUT/kern-1g.log" > "$OUT/kern-1g.log.gz"
-    if [ ! -f "$OUT/journal/bench.journal" ]; then
+    if want gz && [ ! -f "$OUT/kern-1g.log.gz" ]; then gzip -c "$OUT/kern-1g.log" >"$OUT/kern-1g.log.gz"; fi
+    if want journal && [ ! -f "$OUT/journal/bench.journal" ]; then
         "$PYTHON" bench/make_journal.py "$OUT/journal/bench.journal" --entries 1000000
+    fi
+    if want fleet && [ ! -d "$FLEET" ]; then
+        mkdir -p "$FLEET.tmp"
+        for n in $(seq -w 1 20); do
+            "$PYTHON" bench/make_journal.py "$FLEET.tmp/remote-gpu-$n.journal" --entries "$ENTRIES" \
+                --host "gpu-$n" --seed "$n"
+        done
+        mv "$FLEET.tmp" "$FLEET"
     fi
 }
 
