@@ -3,7 +3,6 @@ block parsed and rendered by the real Mermaid (mermaid-cli under Debian's chromi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from oomtrace.charts import (
 )
 from oomtrace.formats import mermaid
 from oomtrace.formats.textcharts import bar_rows, stacked_bar
+from oomtrace.frozen import replace
 from oomtrace.model import ProbeSample
 from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.sources.watchrecord import WatchRecordFile
@@ -323,12 +323,12 @@ def test_samples_of_another_host_are_never_drawn() -> None:
     near = [KILL_TIME - timedelta(seconds=s) for s in range(100, 0, -1)]
     theirs = tuple(ProbeSample(t, 1 << 20, 50.0, 10.0, "gpu-07") for t in near)
     ours = tuple(ProbeSample(t, 1 << 20, 50.0, 10.0, episode.host) for t in near)
-    assert not tell(dataclasses.replace(analysis, samples=theirs), episode, "llama-server").samples
-    assert len(tell(dataclasses.replace(analysis, samples=ours), episode, "llama-server").samples) == 100
+    assert not tell(replace(analysis, samples=theirs), episode, "llama-server").samples
+    assert len(tell(replace(analysis, samples=ours), episode, "llama-server").samples) == 100
     # After the kill or more than half an hour before it: not the run-up.
     late = tuple(ProbeSample(KILL_TIME + timedelta(seconds=s), 1, None, None, None) for s in (1, 60))
     early = (ProbeSample(KILL_TIME - timedelta(hours=1), 1, None, None, None),)
-    assert not tell(dataclasses.replace(analysis, samples=late + early), episode, "llama-server").samples
+    assert not tell(replace(analysis, samples=late + early), episode, "llama-server").samples
 
 
 def test_a_long_record_keeps_only_the_samples_near_its_kills(tmp_path: Path) -> None:

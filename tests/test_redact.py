@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from oomtrace.frozen import Frozen
 from oomtrace.redact import Redactor
 from tests.conftest import FIXTURES, run
 
@@ -132,8 +132,7 @@ def test_no_identifying_string_survives_redaction_in_any_command_or_format(tmp_p
     assert shown == set(IDENTIFYING), set(IDENTIFYING) - shown
 
 
-@dataclass(frozen=True)
-class Sighting:
+class Sighting(Frozen):
     host: str
     comm: str
 

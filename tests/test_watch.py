@@ -7,7 +7,6 @@ tests/test_watch_live.py.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 from dateutil import tz
 
+from oomtrace.frozen import replace
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.watch.blackbox import Record as BlackBox
@@ -235,8 +235,8 @@ def test_a_flood_of_one_warning_cannot_push_the_story_out_of_the_buffer() -> Non
     before = records[at - 1].stamp.wall
     assert before is not None
     # The driver's line as seed 004 printed it, said on seed 000's machine.
-    stamp = dataclasses.replace(xid.stamp, wall=before)
-    line = dataclasses.replace(xid, source=records[at].source, host=records[at].host, stamp=stamp)
+    stamp = replace(xid.stamp, wall=before)
+    line = replace(xid, source=records[at].source, host=records[at].host, stamp=stamp)
     flood = [line] * 100_000
     said = _replay(records[:at] + flood + records[at:])
     (kill,) = [n for n in said if n.event == "kill"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from oomtrace.episodes import EpisodeBuilder
 from oomtrace.errors import InputError
+from oomtrace.frozen import replace
 from oomtrace.model import Analysis, ProbeSample
 from oomtrace.parse import parse_records
 from oomtrace.sources.base import Source
@@ -46,7 +46,7 @@ def analyze(
         samples.extend(source.samples)
     analysis = builder.finish()
     if samples:
-        analysis = dataclasses.replace(analysis, samples=tuple(sorted(samples, key=lambda s: s.time)))
+        analysis = replace(analysis, samples=tuple(sorted(samples, key=lambda s: s.time)))
     for summary in analysis.sources:
         if summary.records and not summary.recognised and not summary.events:
             # What was cut while reading may be why (a JSON export's lines over their bound).

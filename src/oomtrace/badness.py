@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from oomtrace.frozen import Frozen
 from oomtrace.model import Episode
 
 # oom_score_adj -1000 exempts a task; pid 1 is never chosen either.
@@ -13,8 +13,7 @@ _UNKILLABLE_ADJ = -1000
 _UNLIMITED_KB = 1 << 50
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(Frozen):
     """One tasks-table row, scored as oom_badness() scores it."""
 
     pid: int
@@ -29,8 +28,7 @@ class Candidate:
     """points + oom_score_adj × total pages / 1000: what the kernel compares."""
 
 
-@dataclass(frozen=True, slots=True)
-class Ranking:
+class Ranking(Frozen):
     formula: str
     total_pages: int | None
     """RAM + swap (global) or the cgroup's limit (memcg), the base of the adj term."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from oomtrace.explain import MemoryPicture
+from oomtrace.frozen import Frozen
 from oomtrace.model import ProbeSample
 from oomtrace.story import TimelineEntry
 from oomtrace.units import duration, kib, relative, timeline_clock
@@ -23,8 +23,7 @@ from oomtrace.units import duration, kib, relative, timeline_clock
 MAX_POINTS = 24
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(Frozen):
     key: str
     """What the part is, for a format that draws each kind its own way: "anon", "file", "slab",
     "pagetables", "free", "unaccounted" (in no LRU list, slab or page table), "other"."""
@@ -32,8 +31,7 @@ class Part:
     kb: int
 
 
-@dataclass(frozen=True, slots=True)
-class ShareChart:
+class ShareChart(Frozen):
     """Parts of a whole: RAM at the kill, split as Mem-Info splits it."""
 
     title: str
@@ -54,8 +52,7 @@ class ShareChart:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Bars:
+class Bars(Frozen):
     """Counts per bucket: kills per hour or day, kills per host."""
 
     title: str
@@ -76,8 +73,7 @@ class Bars:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(Frozen):
     offset: str
     """"T-3m13s": where it stands against the kill."""
     clock: str
@@ -85,8 +81,7 @@ class Event:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class RunUp:
+class RunUp(Frozen):
     """The records of an incident against time, the kill at T±0s."""
 
     title: str
@@ -105,8 +100,7 @@ class RunUp:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Point:
+class Point(Frozen):
     """One interval of the watcher's samples: its worst figures, and the warnings begun in it."""
 
     before_s: int
@@ -121,8 +115,7 @@ class Point:
     words them: "T-3m13s NVIDIA driver out of memory …"."""
 
 
-@dataclass(frozen=True, slots=True)
-class Trace:
+class Trace(Frozen):
     """The watcher's samples of the minutes before the kill (a `watch --record` file's): what
     no kernel log holds, MemAvailable falling and memory pressure rising. One point an interval,
     the intervals back to back up to the last before the kill that has samples."""

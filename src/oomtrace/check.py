@@ -7,10 +7,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from datetime import datetime
 
 from oomtrace.explain import container_of
+from oomtrace.frozen import Frozen
 from oomtrace.model import Analysis, Episode
 from oomtrace.redact import Redactor
 from oomtrace.services import cause_of
@@ -24,8 +24,7 @@ OK, NEW_KILL, UNKNOWN = 0, 1, 2
 REMEMBERED = 10_000
 
 
-@dataclass(frozen=True, slots=True)
-class Cursor:
+class Cursor(Frozen):
     said: tuple[str, ...]
     """The identities (`identity`) of the kills already said or already history, oldest first."""
     legacy_last: datetime | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import importlib
 import io
@@ -12,7 +11,6 @@ import stat
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import IO, TYPE_CHECKING, Any
 
@@ -24,6 +22,7 @@ from oomtrace.analyze import analyze
 from oomtrace.errors import EmptyInputError, ExitCode, NotFoundError, OomtraceError, UsageError
 from oomtrace.formats import FORMATS, format_class
 from oomtrace.formats.base import Format
+from oomtrace.frozen import Frozen, replace
 from oomtrace.jsonshapes import Shape
 from oomtrace.keep import Lazily
 from oomtrace.listview import hosts_view, list_view
@@ -127,8 +126,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
-@dataclass(frozen=True)
-class _Settings:
+class _Settings(Frozen):
     kernel_logs: tuple[str, ...]
     zone: tzinfo
     boot_time: datetime | None
@@ -375,7 +373,7 @@ def _json_shape(spec: str | None, host_label: str | None) -> Shape | None:
     if host_label:
         if shape is None:
             return jsonshapes.with_host_label(host_label)
-        return dataclasses.replace(shape, host=(f"labels.{host_label}",))
+        return replace(shape, host=(f"labels.{host_label}",))
     return shape
 
 
@@ -590,7 +588,7 @@ def why_command(
         if not logs:
             raise UsageError("--server-log-end needs --server-log FILE", hint="name the log it is the end of")
         ended = parse_when(server_log_end, settings.zone)
-        logs = [dataclasses.replace(facts, last_time=ended, last_time_from="given") for facts in logs]
+        logs = [replace(facts, last_time=ended, last_time_from="given") for facts in logs]
     deaths = find_deaths(analysis, name)
     if not deaths:
         analysis, settings = _read_summarised_again(analysis, settings, name)
@@ -719,8 +717,8 @@ def check_command(cursor_file: str, **options: Any) -> None:
 
 
 def _ranged(settings: _Settings, since: datetime, until: datetime) -> _Settings:
-    journal = dataclasses.replace(settings.journal, since=since, until=until) if settings.journal else None
-    return dataclasses.replace(settings, since=since, until=until, journal=journal)
+    journal = replace(settings.journal, since=since, until=until) if settings.journal else None
+    return replace(settings, since=since, until=until, journal=journal)
 
 
 def _read_summarised_again(analysis: Analysis, settings: _Settings, name: str) -> tuple[Analysis, _Settings]:
@@ -754,7 +752,7 @@ def _list_boots(settings: _Settings) -> None:
         )
     from oomtrace.sources.journal import list_boots
 
-    found = list_boots(dataclasses.replace(settings.journal, boot=None))
+    found = list_boots(replace(settings.journal, boot=None))
     _render(settings, lambda fmt: fmt.boots(found))
 
 

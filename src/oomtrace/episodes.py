@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Mapping
@@ -12,6 +11,7 @@ from typing import TypeVar
 
 from oomtrace import events as ev
 from oomtrace.badness import rss_pages, score_row
+from oomtrace.frozen import replace
 from oomtrace.incidents import LOOKBACK_S as LOOKBACK_S  # watch reads it here
 from oomtrace.incidents import incidents_of
 from oomtrace.incidents import moment_gap as moment_gap
@@ -401,7 +401,7 @@ class EpisodeBuilder:
         if kill.pid is not None and kill.pid != event.pid:
             return kill
         badness = kill.badness if kill.badness is not None else event.badness
-        return dataclasses.replace(kill, comm=event.comm, pid=event.pid, badness=badness)
+        return replace(kill, comm=event.comm, pid=event.pid, badness=badness)
 
     def _reaped(self, event: ev.Reaped) -> None:
         candidates = [self._current] if self._current else []
@@ -557,7 +557,7 @@ class EpisodeBuilder:
         if boot is None:
             return moment
         time = boot + timedelta(seconds=moment.uptime_s)
-        return dataclasses.replace(moment, time=time)
+        return replace(moment, time=time)
 
     # ---- output -----------------------------------------------------------------
 
@@ -662,8 +662,8 @@ class EpisodeBuilder:
     def _resolved(self, episode: Episode) -> Episode:
         reaped = episode.reaped
         if reaped is not None and reaped.moment.time is None:
-            reaped = dataclasses.replace(reaped, moment=self._resolve(reaped.moment))
-        return dataclasses.replace(
+            reaped = replace(reaped, moment=self._resolve(reaped.moment))
+        return replace(
             episode,
             moment=self._resolve(episode.moment),
             began=self._resolve(episode.began),
@@ -1080,7 +1080,7 @@ def _numbered(episodes: list[Episode], start: int = 1) -> list[Episode]:
         ordered = sorted(episodes, key=lambda e: (e.moment.time, e.moment.seq))
     else:
         ordered = sorted(episodes, key=lambda e: e.moment.seq)
-    return [dataclasses.replace(e, id=number) for number, e in enumerate(ordered, start=start)]
+    return [replace(e, id=number) for number, e in enumerate(ordered, start=start)]
 
 
 class _Elision:

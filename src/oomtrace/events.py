@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from oomtrace.frozen import Frozen
 from oomtrace.records import Record
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(Frozen):
     """Base: every event keeps the record it came from, so reports can quote it."""
 
     record: Record
 
 
-@dataclass(frozen=True, slots=True)
 class OomInvoked(Event):
     """`X invoked oom-killer: gfp_mask=..., order=N, oom_score_adj=N`: a report begins."""
 
@@ -28,7 +26,6 @@ class OomInvoked(Event):
     nodemask: str | None
 
 
-@dataclass(frozen=True, slots=True)
 class CpusetLine(Event):
     """Pre-4.19 `X cpuset=/ mems_allowed=0-1`, the line after the header."""
 
@@ -37,7 +34,6 @@ class CpusetLine(Event):
     mems_allowed: str
 
 
-@dataclass(frozen=True, slots=True)
 class TaskLine(Event):
     """`CPU: N UID: N PID: N Comm: X ... <release>`: who was running when the killer was invoked."""
 
@@ -48,12 +44,10 @@ class TaskLine(Event):
     kernel: str | None
 
 
-@dataclass(frozen=True, slots=True)
 class HardwareName(Event):
     name: str
 
 
-@dataclass(frozen=True, slots=True)
 class CallFrame(Event):
     """One call-trace frame; `module` names a driver such as `nvidia` when it is one."""
 
@@ -62,26 +56,22 @@ class CallFrame(Event):
     reliable: bool
 
 
-@dataclass(frozen=True, slots=True)
 class MemInfoHeader(Event):
     """`Mem-Info:`: counters in pages follow."""
 
 
-@dataclass(frozen=True, slots=True)
 class SectionTitle(Event):
     """`Call Trace:` or `Tasks state (memory values in pages):`: a line that only titles what
     follows. Nothing is read from it; the report's quote keeps it, since a reader needs it to
     read the frames and the table under it."""
 
 
-@dataclass(frozen=True, slots=True)
 class Counters(Event):
     """A line of `name:value` page counters (the Mem-Info body)."""
 
     values: Mapping[str, int]
 
 
-@dataclass(frozen=True, slots=True)
 class ZoneLine(Event):
     """`Node N ZONE free:..kB min:..kB low:..kB high:..kB ...`."""
 
@@ -90,7 +80,6 @@ class ZoneLine(Event):
     values_kb: Mapping[str, int]
 
 
-@dataclass(frozen=True, slots=True)
 class NodeLine(Event):
     """4.8+ `Node N active_anon:..kB inactive_anon:..kB ...` per-node LRU counters."""
 
@@ -98,7 +87,6 @@ class NodeLine(Event):
     values_kb: Mapping[str, int]
 
 
-@dataclass(frozen=True, slots=True)
 class SwapLine(Event):
     """`Free swap  = NkB` or `Total swap = NkB`."""
 
@@ -106,7 +94,6 @@ class SwapLine(Event):
     kb: int
 
 
-@dataclass(frozen=True, slots=True)
 class PagesLine(Event):
     """`N pages RAM`, `N pages reserved`, `N total pagecache pages`, ..."""
 
@@ -114,14 +101,12 @@ class PagesLine(Event):
     count: int
 
 
-@dataclass(frozen=True, slots=True)
 class TasksHeader(Event):
     """The tasks-table header; its columns differ across kernel versions."""
 
     columns: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
 class TaskRow(Event):
     """A tasks-table row; split into columns once the header is known."""
 
@@ -129,7 +114,6 @@ class TaskRow(Event):
     rest: str
 
 
-@dataclass(frozen=True, slots=True)
 class OomKillSummary(Event):
     """4.19+ `oom-kill:constraint=...,global_oom|oom_memcg=...,task_memcg=...,task=...,pid=...`."""
 
@@ -137,7 +121,6 @@ class OomKillSummary(Event):
     global_oom: bool
 
 
-@dataclass(frozen=True, slots=True)
 class TaskInMemcg(Event):
     """Pre-5.0 `Task in A killed as a result of limit of B`."""
 
@@ -145,7 +128,6 @@ class TaskInMemcg(Event):
     memcg: str
 
 
-@dataclass(frozen=True, slots=True)
 class MemcgUsage(Event):
     """`memory: usage NkB, limit NkB, failcnt N` (also memory+swap, kmem, swap)."""
 
@@ -155,7 +137,6 @@ class MemcgUsage(Event):
     failcnt: int
 
 
-@dataclass(frozen=True, slots=True)
 class MemcgStatsHeader(Event):
     """`Memory cgroup stats for /path:` (3.x kernels put the stats on the same line)."""
 
@@ -163,7 +144,6 @@ class MemcgStatsHeader(Event):
     inline_kb: Mapping[str, int]
 
 
-@dataclass(frozen=True, slots=True)
 class MemcgStat(Event):
     """A `name value` line of memory cgroup stats (bytes on v2, pages or bytes on v1)."""
 
@@ -171,7 +151,6 @@ class MemcgStat(Event):
     value: int
 
 
-@dataclass(frozen=True, slots=True)
 class KillChosen(Event):
     """Pre-5.0 `Out of memory: Kill process N (comm) score N or sacrifice child`."""
 
@@ -181,7 +160,6 @@ class KillChosen(Event):
     memcg: bool
 
 
-@dataclass(frozen=True, slots=True)
 class Killed(Event):
     """`... Killed process N (comm) total-vm:..kB, anon-rss:..kB, ...`: the kill itself."""
 
@@ -205,7 +183,6 @@ class Killed(Event):
     """An OpenVZ / Virtuozzo kill names the container whose limit was hit (`UB 1234`, `VE 101`)."""
 
 
-@dataclass(frozen=True, slots=True)
 class Reaped(Event):
     """`oom_reaper: reaped process N (comm), now anon-rss:..kB, ...`."""
 
@@ -216,19 +193,16 @@ class Reaped(Event):
     shmem_rss_kb: int
 
 
-@dataclass(frozen=True, slots=True)
 class NoKillable(Event):
     """`Out of memory and no killable processes...`."""
 
 
-@dataclass(frozen=True, slots=True)
 class OomPanic(Event):
     """`Kernel panic - not syncing: Out of memory...` or panic_on_oom."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
 class CallbacksSuppressed(Event):
     """`oom_kill_process: N callbacks suppressed`: reports were rate-limited away."""
 
@@ -236,7 +210,6 @@ class CallbacksSuppressed(Event):
     count: int
 
 
-@dataclass(frozen=True, slots=True)
 class EarlyWarning(Event):
     """A line that often precedes an OOM kill: GPU driver allocation failures, Xids, ..."""
 
@@ -247,7 +220,6 @@ class EarlyWarning(Event):
     """What makes two warnings "the same" for collapsing repeats."""
 
 
-@dataclass(frozen=True, slots=True)
 class ProcessCrash(Event):
     """`comm[pid]: segfault at ...`, `traps: comm[pid] general protection ...`: a crash, not an OOM."""
 
@@ -256,7 +228,6 @@ class ProcessCrash(Event):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
 class UnitRecord(Event):
     """A systemd record about a unit: an OOM kill in it, its main process killed, a restart."""
 
@@ -273,7 +244,6 @@ class UnitRecord(Event):
     """"memory peak" of a Consumed record."""
 
 
-@dataclass(frozen=True, slots=True)
 class UserspaceKill(Event):
     """A kill by a userspace OOM killer: systemd-oomd, earlyoom, nohang, Android lmkd."""
 
@@ -295,7 +265,6 @@ class UserspaceKill(Event):
     """What limit was hit, where the record says (slurm's cgroup OOM events: memcg)."""
 
 
-@dataclass(frozen=True, slots=True)
 class VictimNamed(Event):
     """A userspace killer names the process it chose a few lines before the line of its act,
     which names none (nohang: `PID: 12297, Name: tail, badness: 727`, then `Run the command:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from oomtrace.allocation import call_path, request
 from oomtrace.badness import Ranking, rank, rss_pages
 from oomtrace.episodes import MAX_TASK_ROWS
+from oomtrace.frozen import Frozen
+from oomtrace.lazyregex import lazy_compile
 from oomtrace.model import Analysis, Episode, Victim
 from oomtrace.serverlines import PlanItem
 from oomtrace.units import clock, kib
@@ -77,8 +76,7 @@ def outside_rss_note(victim: Victim | None) -> str | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryPicture:
+class MemoryPicture(Frozen):
     """Memory at the kill, in KiB, from Mem-Info and the zone lines (or the memcg counters)."""
 
     ram_kb: int | None
@@ -276,10 +274,10 @@ def warning_summary(kind: str, key: str, text: str) -> str:
     return text
 
 
-_CONTAINER_ID = re.compile(
+_CONTAINER_ID = lazy_compile(
     r"(?:docker|cri-containerd|crio|libpod)-([0-9a-f]{12,64})\.scope$|^([0-9a-f]{64})$"
 )
-_POD = re.compile(r"pod([0-9a-f_-]{36})")
+_POD = lazy_compile(r"pod([0-9a-f_-]{36})")
 
 
 def container_of(path: str | None) -> tuple[str | None, str | None]:
@@ -384,8 +382,7 @@ def _child_note(episode: Episode) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Holder:
+class Holder(Frozen):
     pid: int
     name: str
     rss_kb: int
@@ -472,8 +469,7 @@ def missing_note(episode: Episode) -> str | None:
     return note
 
 
-@dataclass(frozen=True, slots=True)
-class Explanation:
+class Explanation(Frozen):
     """Every explanation of one episode, computed once for all formats."""
 
     request: str | None

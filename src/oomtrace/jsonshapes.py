@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from oomtrace.errors import UsageError
+from oomtrace.frozen import Frozen
 
 
-@dataclass(frozen=True, slots=True)
-class Fields:
+class Fields(Frozen):
     """What one entry says, whatever its shape."""
 
     message: str
@@ -31,8 +30,7 @@ class Fields:
     ident: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(Frozen):
     name: str
     message: tuple[str, ...]
     """Dotted paths to the message, the first present wins."""

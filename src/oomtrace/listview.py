@@ -8,10 +8,10 @@ identical lines. `list --all` gives each kill its row; JSON always lists every e
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from oomtrace.charts import Bars, kills_per_host
+from oomtrace.frozen import Frozen
 from oomtrace.model import Analysis, Episode, HostSpan
 from oomtrace.storyview import footer, nothing_found
 from oomtrace.units import clock_time, duration, iso_time, kib, time_of_day
@@ -32,8 +32,7 @@ COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ListRow:
+class ListRow(Frozen):
     """One kill, or a run of repeated kills of one victim (count > 1: numbers are the last's)."""
 
     cells: dict[str, str]
@@ -41,8 +40,7 @@ class ListRow:
     has_victim: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ListView:
+class ListView(Frozen):
     title: str
     """"OOM kills in /var/log/kern.log"."""
     columns: tuple[tuple[str, str], ...]
@@ -139,8 +137,7 @@ def _time(episode: Episode) -> str:
     return "?"
 
 
-@dataclass(frozen=True, slots=True)
-class HostsView:
+class HostsView(Frozen):
     """`list --by-host`: one row per host read (journal-remote, a fleet's export), kills or not."""
 
     title: str

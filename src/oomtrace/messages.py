@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from oomtrace import events as ev
+from oomtrace.frozen import Frozen
+from oomtrace.lazyregex import lazy_compile
 from oomtrace.records import Record
 
 Matcher = Callable[[Record, str], ev.Event | None]
 
 
-@dataclass(frozen=True, slots=True)
-class MessageKind:
+class MessageKind(Frozen):
     name: str
     """For warnings, the warning kind of the JSON contract (`nvrm-no-memory`)."""
     anchors: tuple[str, ...]
@@ -52,7 +52,7 @@ MAX_MESSAGE = 4096
 
 # Sizes as kernels print them, and as people retype them: `123kB`, `123 kB`, `1,234,567kB`.
 _KB_NUMBER = r"-?\d{1,3}(?:,\d{3})+(?!\d)|-?\d{1,20}"
-_KB_VALUE = re.compile(rf"([\w()-]+):\s*({_KB_NUMBER})\s*kB", re.IGNORECASE)
+_KB_VALUE = lazy_compile(rf"([\w()-]+):\s*({_KB_NUMBER})\s*kB", re.IGNORECASE)
 
 
 def _kb_values(text: str) -> dict[str, int]:
@@ -62,16 +62,16 @@ def _kb_values(text: str) -> dict[str, int]:
 # ---- the OOM report ---------------------------------------------------------------------
 
 # The header, whole or cut after the name or anywhere after it (pastes lose the line's end).
-_INVOKED = re.compile(
+_INVOKED = lazy_compile(
     r"(?P<comm>.*?) invoked oom-killer"
     r"(?::\s*(?:gfp_mask=(?P<gfp>0x[0-9a-fA-F]+)(?:\((?P<flags>[^)]*)\)?)?,?)?"
     r"(?:\s*nodemask=(?P<nodemask>[^,]*),?)?(?:\s*order=(?P<order>-?\d{1,2})(?!\d))?)?"
 )
-_ADJ_IN_HEADER = re.compile(r"(?:oom_score_adj|oom_adj|oomkilladj)=(-?\d{1,20})")
+_ADJ_IN_HEADER = lazy_compile(r"(?:oom_score_adj|oom_adj|oomkilladj)=(-?\d{1,20})")
 
 
 # 2.6.0-2.6.1x print no name: `oom-killer: gfp_mask=0xd0` (with `, order=N` from 2.6.13).
-_OLD_HEADER = re.compile(
+_OLD_HEADER = lazy_compile(
     r"oom-killer: gfp_mask=(?P<gfp>0x[0-9a-fA-F]+)(?:, order=(?P<order>-?\d{1,2})(?!\d))?"
 )
 
@@ -97,7 +97,7 @@ def _invoked(record: Record, text: str) -> ev.Event | None:
     )
 
 
-_CPUSET = re.compile(r"(?P<comm>.*?) cpuset=(?P<cpuset>\S*) mems_allowed=(?P<mems>\S+)")
+_CPUSET = lazy_compile(r"(?P<comm>.*?) cpuset=(?P<cpuset>\S*) mems_allowed=(?P<mems>\S+)")
 
 
 def _cpuset(record: Record, text: str) -> ev.Event | None:
@@ -107,14 +107,14 @@ def _cpuset(record: Record, text: str) -> ev.Event | None:
     return ev.CpusetLine(record, match["comm"], match["cpuset"], match["mems"])
 
 
-_CPU_LINE = re.compile(
+_CPU_LINE = lazy_compile(
     r"CPU: (?P<cpu>\d{1,20}) (?:UID: (?P<uid>\d{1,20}) )?PID: (?P<pid>\d{1,20}) Comm: (?P<rest>.*)"
 )
-_PID_LINE_26 = re.compile(r"Pid: (?P<pid>\d{1,20}), comm: (?P<rest>.*)")
+_PID_LINE_26 = lazy_compile(r"Pid: (?P<pid>\d{1,20}), comm: (?P<rest>.*)")
 # What follows the name: `Not tainted 6.1.0 #1`, `Tainted: G  OE  ------------ T 3.10.0-...el7`,
 # `Kdump: loaded Tainted: ...`; a cut line may end anywhere in it.
-_TAINT = re.compile(r" (?:Kdump: loaded )?(?:Not tainted|Tainted:)")
-_RELEASE = re.compile(r"(?:Not tainted|Tainted:[A-Z ]*?(?:-{3,}[A-Z ]*?)?)\s*(?P<kernel>\d[^\s#]*)")
+_TAINT = lazy_compile(r" (?:Kdump: loaded )?(?:Not tainted|Tainted:)")
+_RELEASE = lazy_compile(r"(?:Not tainted|Tainted:[A-Z ]*?(?:-{3,}[A-Z ]*?)?)\s*(?P<kernel>\d[^\s#]*)")
 
 
 def _name_and_release(rest: str) -> tuple[str, str | None]:
@@ -161,8 +161,8 @@ def _mem_info(record: Record, text: str) -> ev.Event | None:
     return ev.MemInfoHeader(record) if text.rstrip(":") == "Mem-Info" else None
 
 
-_ZONE = re.compile(r"Node (?P<node>\d{1,20}) (?P<zone>[A-Za-z][\w]*) free:\s*\d{1,20}\s*kB")
-_NODE = re.compile(r"Node (?P<node>\d{1,20}) active_anon:")
+_ZONE = lazy_compile(r"Node (?P<node>\d{1,20}) (?P<zone>[A-Za-z][\w]*) free:\s*\d{1,20}\s*kB")
+_NODE = lazy_compile(r"Node (?P<node>\d{1,20}) active_anon:")
 
 
 def _node_or_zone(record: Record, text: str) -> ev.Event | None:
@@ -175,7 +175,7 @@ def _node_or_zone(record: Record, text: str) -> ev.Event | None:
     return None
 
 
-_SWAP = re.compile(r"(?P<kind>Free|Total) swap\s*=\s*(?P<kb>\d{1,20})\s*kB")
+_SWAP = lazy_compile(r"(?P<kind>Free|Total) swap\s*=\s*(?P<kb>\d{1,20})\s*kB")
 
 
 def _swap(record: Record, text: str) -> ev.Event | None:
@@ -185,7 +185,7 @@ def _swap(record: Record, text: str) -> ev.Event | None:
     return ev.SwapLine(record, match["kind"].lower(), int(match["kb"]))
 
 
-_PAGES = re.compile(
+_PAGES = lazy_compile(
     r"(?P<count>\d{1,20}) (?P<kind>pages RAM|pages reserved|total pagecache pages|pages in swap cache"
     r"|pages HighMem/MovableOnly|pages hwpoisoned|pages cma reserved|pages shared|pages non-shared)"
 )
@@ -199,8 +199,8 @@ def _pages(record: Record, text: str) -> ev.Event | None:
     return ev.PagesLine(record, kind.replace(" ", "_").replace("/", "_").lower(), int(match["count"]))
 
 
-_TASKS_HEADER = re.compile(r"\[\s*pid\s*\]\s+(?P<rest>.*)")
-_TASK_ROW = re.compile(r"\[\s*(?P<pid>\d{1,20})\]\s+(?P<rest>.*)")
+_TASKS_HEADER = lazy_compile(r"\[\s*pid\s*\]\s+(?P<rest>.*)")
+_TASK_ROW = lazy_compile(r"\[\s*(?P<pid>\d{1,20})\]\s+(?P<rest>.*)")
 
 
 def tasks_line(record: Record, text: str) -> ev.Event | None:
@@ -237,7 +237,7 @@ def _oom_kill(record: Record, text: str) -> ev.Event | None:
     return ev.OomKillSummary(record, fields, global_oom)
 
 
-_TASK_IN = re.compile(r"Task in (?P<task>\S+) killed as a result of limit of (?P<memcg>\S+)")
+_TASK_IN = lazy_compile(r"Task in (?P<task>\S+) killed as a result of limit of (?P<memcg>\S+)")
 
 
 def _task_in(record: Record, text: str) -> ev.Event | None:
@@ -245,7 +245,7 @@ def _task_in(record: Record, text: str) -> ev.Event | None:
     return ev.TaskInMemcg(record, match["task"], match["memcg"]) if match else None
 
 
-_MEMCG_USAGE = re.compile(
+_MEMCG_USAGE = lazy_compile(
     r"(?P<kind>memory|memory\+swap|kmem|swap|tcpmem): usage (?P<usage>\d{1,20})kB,"
     r" limit (?P<limit>\d{1,20})kB, failcnt (?P<failcnt>\d{1,20})"
 )
@@ -260,7 +260,7 @@ def _memcg_usage(record: Record, text: str) -> ev.Event | None:
     )
 
 
-_MEMCG_STATS = re.compile(r"Memory cgroup stats for (?P<path>.*?):(?P<rest>(?: .*)?)$")
+_MEMCG_STATS = lazy_compile(r"Memory cgroup stats for (?P<path>.*?):(?P<rest>(?: .*)?)$")
 
 
 def _memcg_stats(record: Record, text: str) -> ev.Event | None:
@@ -273,7 +273,7 @@ def _memcg_stats(record: Record, text: str) -> ev.Event | None:
 # `Out of memory` as 2.4 to 7.x print it (and 2.4's `Out of Memory`), with the task-selection
 # note some kernels add: `Out of memory (oom_kill_allocating_task): `.
 _OUT_OF = r"(?:Memory cgroup out of memory|[Oo]ut of [Mm]emory(?: \([\w ]+\))?)"
-_KILL_CHOSEN = re.compile(
+_KILL_CHOSEN = lazy_compile(
     rf"(?P<lead>{_OUT_OF}: )?"
     r"[Kk]ill process (?P<pid>\d{1,20}) \((?P<comm>.*)\) score (?P<score>\d{1,20})"
     r" or (?:sacrifice child|a child)"
@@ -292,14 +292,14 @@ def _kill_chosen(record: Record, text: str) -> ev.Event | None:
 # RHEL 7's `Killed process N (comm), UID N, total-vm:...`, RHEL 6's `Killed process N, UID N,
 # (comm)`, 2.4's `Out of Memory: Killed process N (comm).`; the pid may have been deleted by
 # hand (`Killed process XXXX`) and the line cut anywhere, even inside the name.
-_KILLED = re.compile(
+_KILLED = lazy_compile(
     rf"(?P<lead>{_OUT_OF}: )?Killed process (?P<pid>\d{{1,20}}(?![\d\w])|[^\s(,]*)"
     r"(?:, UID (?P<uid>\d{1,20}),)? ?\("
 )
 # What may follow the name's `)`; a cut line may end inside the word (`(rms) total-v`).
-_KILLED_NAME_END = re.compile(r"\)(?=,? ?(?:UID|total|anon|file|shmem|pgtables|score)|[.,]?\s*$)")
-_KILLED_UID = re.compile(r"UID:?\s*(\d{1,20})")
-_KILLED_ADJ = re.compile(r"oom_score_adj:\s*(-?\d{1,20})")
+_KILLED_NAME_END = lazy_compile(r"\)(?=,? ?(?:UID|total|anon|file|shmem|pgtables|score)|[.,]?\s*$)")
+_KILLED_UID = lazy_compile(r"UID:?\s*(\d{1,20})")
+_KILLED_ADJ = lazy_compile(r"oom_score_adj:\s*(-?\d{1,20})")
 
 
 def _killed(record: Record, text: str) -> ev.Event | None:
@@ -334,7 +334,7 @@ def _killed(record: Record, text: str) -> ev.Event | None:
     )
 
 
-_VM_KILLING = re.compile(r"VM: killing process (?P<comm>\S.*?)\s*$")
+_VM_KILLING = lazy_compile(r"VM: killing process (?P<comm>\S.*?)\s*$")
 
 
 def _vm_killing(record: Record, text: str) -> ev.Event | None:
@@ -350,12 +350,12 @@ def _vm_killing(record: Record, text: str) -> ev.Event | None:
 # OpenVZ / Virtuozzo kernels kill inside a container (a user beancounter) at its limit:
 # `Out of memory in UB 1234: OOM killed process 21738 (php-cgi) score 0 vm:281988kB, rss:17004kB,
 # swap:0kB` (RHEL 6 based), `OOM killed process httpd (pid=2201, ve=101) exited, free=...` (2.6.18).
-_UB_KILLED = re.compile(
+_UB_KILLED = lazy_compile(
     r"(?:Out of memory in UB (?P<ub>[^:\s]+): )?OOM killed process (?P<pid>\d{1,20}) \((?P<comm>.*?)\)"
     r"(?= score| vm:|,|\s*$| \(ub)"
 )
-_VE_KILLED = re.compile(r"OOM killed process (?P<comm>.+?) \(pid=(?P<pid>\d{1,20}), ve=(?P<ve>\d{1,20})\)")
-_UB_IN_REST = re.compile(r"\(ub (?P<ub>[^)\s]+)\)")
+_VE_KILLED = lazy_compile(r"OOM killed process (?P<comm>.+?) \(pid=(?P<pid>\d{1,20}), ve=(?P<ve>\d{1,20})\)")
+_UB_IN_REST = lazy_compile(r"\(ub (?P<ub>[^)\s]+)\)")
 
 
 def _container_killed(record: Record, text: str) -> ev.Event | None:
@@ -386,7 +386,7 @@ def _container_killed(record: Record, text: str) -> ev.Event | None:
     )
 
 
-_REAPED = re.compile(
+_REAPED = lazy_compile(
     r"oom_reaper: reaped process (?P<pid>\d{1,20}) \((?P<comm>.*)\),?"
     r" now anon-rss:\s*(?P<anon>\d{1,20})\s*kB,"
     r" file-rss:\s*(?P<file>\d{1,20})\s*kB, shmem-rss:\s*(?P<shmem>\d{1,20})\s*kB"
@@ -406,7 +406,7 @@ def _no_killable(record: Record, text: str) -> ev.Event | None:
     return ev.NoKillable(record) if text.startswith("Out of memory and no killable") else None
 
 
-_PANIC = re.compile(
+_PANIC = lazy_compile(
     r"(?:Kernel panic - not syncing: (?:Out of memory|System is deadlocked on memory).*"
     r"|Out of memory: (?:system-wide|compulsory) panic_on_oom.*)"
 )
@@ -416,7 +416,7 @@ def _panic(record: Record, text: str) -> ev.Event | None:
     return ev.OomPanic(record, text) if _PANIC.match(text) else None
 
 
-_SUPPRESSED = re.compile(r"(?P<fn>\w+): (?P<count>\d{1,20}) callbacks suppressed")
+_SUPPRESSED = lazy_compile(r"(?P<fn>\w+): (?P<count>\d{1,20}) callbacks suppressed")
 
 
 def _suppressed(record: Record, text: str) -> ev.Event | None:
@@ -428,9 +428,9 @@ def _suppressed(record: Record, text: str) -> ev.Event | None:
 
 # ---- early warnings ----------------------------------------------------------------------
 
-_NVRM_FUNCTION = re.compile(r"returned from (?P<fn>[\w]+)")
-_NVRM_CONTEXT = re.compile(r"NVRM: (?P<fn>\w+): \*\*\*")
-_XID = re.compile(r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<code>\d{1,20})")
+_NVRM_FUNCTION = lazy_compile(r"returned from (?P<fn>[\w]+)")
+_NVRM_CONTEXT = lazy_compile(r"NVRM: (?P<fn>\w+): \*\*\*")
+_XID = lazy_compile(r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<code>\d{1,20})")
 
 
 def _nvrm_xid(record: Record, text: str) -> ev.Event | None:
@@ -452,7 +452,7 @@ def _nvrm_no_memory(record: Record, text: str) -> ev.Event | None:
     return None
 
 
-_PAGE_ALLOC = re.compile(
+_PAGE_ALLOC = lazy_compile(
     r"(?P<comm>.*?): page allocation failure[.:] order:(?P<order>\d{1,2})(?!\d),?"
     r"\s*mode:(?P<mode>0x[0-9a-fA-F]+)"
 )
@@ -461,7 +461,7 @@ _PAGE_ALLOC = re.compile(
 # The same failure as other allocators and older kernels say it: `vmalloc: allocation failure: N
 # bytes` (3.x-4.x), `vmalloc error: size N, ...` (6.x), 2.4's `__alloc_pages: 0-order allocation
 # failed (gfp=0x1d2/0)`.
-_OTHER_ALLOC = re.compile(
+_OTHER_ALLOC = lazy_compile(
     r"(?:(?P<comm>\S+): )?vmalloc(?:: allocation failure| error: size)"
     r"|__alloc_pages: (?P<order>\d{1,2})-order allocation failed"
 )
@@ -480,7 +480,9 @@ def _page_alloc(record: Record, text: str) -> ev.Event | None:
     return ev.EarlyWarning(record, "page-allocation-failure", text, f"{match['comm']}:order{match['order']}")
 
 
-_HUNG = re.compile(r"INFO: task (?P<comm>.*):(?P<pid>\d{1,20}) blocked for more than (?P<s>\d{1,20}) seconds")
+_HUNG = lazy_compile(
+    r"INFO: task (?P<comm>.*):(?P<pid>\d{1,20}) blocked for more than (?P<s>\d{1,20}) seconds"
+)
 
 
 def _hung(record: Record, text: str) -> ev.Event | None:
@@ -488,7 +490,7 @@ def _hung(record: Record, text: str) -> ev.Event | None:
     return ev.EarlyWarning(record, "hung-task", text, match["comm"]) if match else None
 
 
-_VM_ENOUGH = re.compile(r"__vm_enough_memory: pid: (?P<pid>\d{1,20}), comm: (?P<comm>.*?), ")
+_VM_ENOUGH = lazy_compile(r"__vm_enough_memory: pid: (?P<pid>\d{1,20}), comm: (?P<comm>.*?), ")
 
 
 def _vm_enough(record: Record, text: str) -> ev.Event | None:
@@ -498,7 +500,7 @@ def _vm_enough(record: Record, text: str) -> ev.Event | None:
 
 # Records that say the log itself is incomplete: journald could not keep up with the kernel,
 # printk dropped lines, or a rate limit swallowed them.
-_LOST = re.compile(
+_LOST = lazy_compile(
     r"Missed (?P<n>\d{1,20}) kernel messages"
     r"|(?:\*\* )?(?P<m>\d{1,20}) printk messages dropped"
     r"|(?P<fn>\w+): (?P<k>\d{1,20}) callbacks suppressed"
@@ -515,7 +517,7 @@ def _lost(record: Record, text: str) -> ev.Event | None:
     return ev.EarlyWarning(record, "lost-messages", text[match.start() :], what)
 
 
-_CRASHED = re.compile(
+_CRASHED = lazy_compile(
     r"(?:traps: )?(?P<comm>[^\[\]]{1,64}?)\[(?P<pid>\d{1,20})\]:? (?:segfault at|general protection"
     r"|trap |unhandled (?:page fault|signal)|invalid opcode|divide error)"
 )
@@ -532,13 +534,13 @@ def _crash(record: Record, text: str) -> ev.Event | None:
 
 _UNIT = r"(?P<unit>[\w@.:\\-]+)"
 # `journalctl -u x -o cat` and `systemctl status` print these without the unit's name.
-_UNIT_OOM = re.compile(rf"(?:{_UNIT}: |^)A process of this unit has been killed by the OOM killer\.?")
-_UNIT_MAIN_KILLED = re.compile(rf"(?:{_UNIT}: |^)Main process exited, code=killed, status=(?P<status>\S+)")
-_UNIT_FAILED = re.compile(rf"(?:{_UNIT}: |^)Failed with result '(?P<result>[\w-]+)'")
-_UNIT_CONSUMED = re.compile(rf"{_UNIT}: Consumed (?P<text>.*)")
-_MEMORY_PEAK = re.compile(r"([\d.]+)([KMGT])? memory peak")
-_UNIT_RESTART = re.compile(rf"{_UNIT}: Scheduled restart job, restart counter is at (?P<n>\d{{1,9}})")
-_UNIT_OOMD = re.compile(rf"{_UNIT}: systemd-oomd killed (?P<n>\d{{1,9}}) process")
+_UNIT_OOM = lazy_compile(rf"(?:{_UNIT}: |^)A process of this unit has been killed by the OOM killer\.?")
+_UNIT_MAIN_KILLED = lazy_compile(rf"(?:{_UNIT}: |^)Main process exited, code=killed, status=(?P<status>\S+)")
+_UNIT_FAILED = lazy_compile(rf"(?:{_UNIT}: |^)Failed with result '(?P<result>[\w-]+)'")
+_UNIT_CONSUMED = lazy_compile(rf"{_UNIT}: Consumed (?P<text>.*)")
+_MEMORY_PEAK = lazy_compile(r"([\d.]+)([KMGT])? memory peak")
+_UNIT_RESTART = lazy_compile(rf"{_UNIT}: Scheduled restart job, restart counter is at (?P<n>\d{{1,9}})")
+_UNIT_OOMD = lazy_compile(rf"{_UNIT}: systemd-oomd killed (?P<n>\d{{1,9}}) process")
 _KIB = {None: 1 / 1024, "K": 1, "M": 1024, "G": 1024 * 1024, "T": 1024**3}
 
 
@@ -583,8 +585,8 @@ def _unit_consumed(record: Record, text: str) -> ev.Event | None:
 # systemd-oomd: `Killed /user.slice/...scope due to memory used (...) / total (...) and swap
 # used ...` (v248+), `Marked /...scope for killing due to ...` (v253+); and Facebook's oomd,
 # which systemd-oomd grew from: `oomd attempting to kill N`.
-_OOMD_KILL = re.compile(r"(?:Killed|Marked) (?P<cgroup>/\S+) (?:for killing )?due to (?P<reason>.*)")
-_OOMD_ATTEMPT = re.compile(r"oomd attempting to kill (?P<what>\S+)(?P<rest>.*)")
+_OOMD_KILL = lazy_compile(r"(?:Killed|Marked) (?P<cgroup>/\S+) (?:for killing )?due to (?P<reason>.*)")
+_OOMD_ATTEMPT = lazy_compile(r"oomd attempting to kill (?P<what>\S+)(?P<rest>.*)")
 
 
 def _oomd(record: Record, text: str) -> ev.Event | None:
@@ -607,17 +609,17 @@ def _oomd(record: Record, text: str) -> ev.Event | None:
 # uid (1.3-1.5), `killing process N "comm" with signal 15: badness N, VmRSS N MiB` (1.2),
 # `Killing process 'comm' with signal 15, pid: N, badness: N, VmRSS: N MiB` (1.1), and
 # `Killing process N comm with oom_score N` (older).
-_EARLYOOM_KILL = re.compile(
+_EARLYOOM_KILL = lazy_compile(
     r"(?:sending (?P<sig>SIG\w+) to process|[Kk]illing process) (?P<pid>\d{1,9})(?: uid (?P<uid>\d{1,9}))?"
     r' (?:"(?P<comm>[^"]*)"|\((?P<comm2>[^)]*)\)|(?P<comm3>[^\s:,]+))'
 )
-_EARLYOOM_OLD = re.compile(
+_EARLYOOM_OLD = lazy_compile(
     r"Killing process '(?P<comm>[^']*)' with signal (?P<sig>\d{1,2}), pid: (?P<pid>\d{1,9})"
 )
-_EARLYOOM_SIGNAL = re.compile(r"with signal (\d{1,2})")
-_EARLYOOM_BADNESS = re.compile(r"(?:badness|oom_score):? (-?\d{1,9})")
-_EARLYOOM_ADJ = re.compile(r"oom_score_adj:? (-?\d{1,9})")
-_EARLYOOM_RSS = re.compile(r"VmRSS:? (\d{1,12}) MiB")
+_EARLYOOM_SIGNAL = lazy_compile(r"with signal (\d{1,2})")
+_EARLYOOM_BADNESS = lazy_compile(r"(?:badness|oom_score):? (-?\d{1,9})")
+_EARLYOOM_ADJ = lazy_compile(r"oom_score_adj:? (-?\d{1,9})")
+_EARLYOOM_RSS = lazy_compile(r"VmRSS:? (\d{1,12}) MiB")
 _SIGNALS = {"9": "SIGKILL", "15": "SIGTERM"}
 
 
@@ -655,7 +657,7 @@ def _earlyoom(record: Record, text: str) -> ev.Event | None:
     )
 
 
-_EARLYOOM_LOW = re.compile(r"low memory! at or below (?P<what>SIG\w+) limits")
+_EARLYOOM_LOW = lazy_compile(r"low memory! at or below (?P<what>SIG\w+) limits")
 
 
 def _earlyoom_low(record: Record, text: str) -> ev.Event | None:
@@ -663,13 +665,13 @@ def _earlyoom_low(record: Record, text: str) -> ev.Event | None:
     return ev.EarlyWarning(record, "earlyoom-low-memory", text[low.start() :], "earlyoom") if low else None
 
 
-_NOHANG_KILL = re.compile(
+_NOHANG_KILL = lazy_compile(
     r"(?P<sig>SIGTERM|SIGKILL).*?\b(?:PID|pid):? (?P<pid>\d{1,9}).*?\b(?:Name|name):? (?P<comm>\S+)"
 )
 
 
 # nohang's own wording of its corrective action, with or without a journal prefix.
-_NOHANG_ACTION = re.compile(
+_NOHANG_ACTION = lazy_compile(
     r"Send (?P<sig>SIG\w+) to (?:the victim|(?P<comm>\S+))"
     r"|Run the command: kill -(?P<ksig>\w+) (?P<pid>\d{1,9})"
 )
@@ -688,7 +690,7 @@ def _nohang(record: Record, text: str) -> ev.Event | None:
 
 
 # nohang names the process it chose before it acts on it (`Process with highest badness ...:`).
-_NOHANG_CHOSEN = re.compile(
+_NOHANG_CHOSEN = lazy_compile(
     r"\s*PID: (?P<pid>\d{1,9}), Name: (?P<comm>\S.*?), badness: (?P<badness>-?\d{1,9})\s*$"
 )
 
@@ -701,7 +703,7 @@ def _nohang_chosen(record: Record, text: str) -> ev.Event | None:
 
 
 # Slurm's step daemon reports the kernel's kills in the job's memory cgroup.
-_SLURM_OOM = re.compile(r"Detected (?P<n>\d{1,9}) oom[-_]kill event\(s\) in (?P<step>.+?) cgroup")
+_SLURM_OOM = lazy_compile(r"Detected (?P<n>\d{1,9}) oom[-_]kill event\(s\) in (?P<step>.+?) cgroup")
 
 
 def _slurm(record: Record, text: str) -> ev.Event | None:
@@ -723,7 +725,7 @@ def _slurm(record: Record, text: str) -> ev.Event | None:
 
 # Android's userspace lmkd: `Kill 'com.x' (1234), uid 10123, oom_score_adj 900 to free 4567kB rss,
 # 890kB swap; reason: ...` (older: `oom_adj 906 to free 42316kB`).
-_LMKD_KILL = re.compile(
+_LMKD_KILL = lazy_compile(
     r"Kill '(?P<comm>[^']+)' \((?P<pid>\d{1,9})\), (?:uid (?P<uid>\d{1,9}), )?"
     r"(?:oom_score_adj|oom_adj|adj) (?P<adj>-?\d{1,5})(?:.*?(?P<rss>\d{1,12})kB(?: rss)?)?"
 )
@@ -754,7 +756,7 @@ def _lmkd(record: Record, text: str) -> ev.Event | None:
 # The Android kernel's staging driver (drivers/staging/android/lowmemorykiller.c): `lowmemorykiller:
 # Killing 'com.x' (1234), adj 900,\n   to free 4567kB on behalf of 'kswapd0' (45) because\n   cache
 # ...`; its continuation lines are joined to it (parse.py), or lost in a paste.
-_LOWMEM = re.compile(
+_LOWMEM = lazy_compile(
     r"Killing '(?P<comm>[^']*)' \((?P<pid>\d{1,9})\),\s*(?:adj|oom_adj|oom_score_adj) (?P<adj>-?\d{1,5})"
     r"(?:,?\s*to free (?P<free>\d{1,12})kB on behalf of '(?P<by>[^']*)' \((?P<by_pid>\d{1,9})\))?"
 )
@@ -787,7 +789,7 @@ def _journald_pressure(record: Record, text: str) -> ev.Event | None:
     return ev.EarlyWarning(record, "journald-memory-pressure", text, "journald")
 
 
-_WATCH_WARNING = re.compile(r"warning (?P<kind>[a-z][\w-]{0,40}): (?P<text>.+)")
+_WATCH_WARNING = lazy_compile(r"warning (?P<kind>[a-z][\w-]{0,40}): (?P<text>.+)")
 
 
 def _watch_warning(record: Record, text: str) -> ev.Event | None:
@@ -1205,10 +1207,10 @@ WARNING_LABELS = {kind.name: kind.label for kind in MESSAGES if kind.warning}
 MESSAGE_KINDS = {kind.name: kind for kind in MESSAGES}
 
 # Where a known message begins in a line whose prefix no grammar read.
-_BEGINS = re.compile(
+_BEGINS = lazy_compile(
     "|".join(re.escape(b) for b in sorted({b for k in MESSAGES for b in k.begins}, key=len)[::-1])
 )
-_TASKS_BEGIN = re.compile(r"\[\s*pid\s*\]|\[\s*\d{1,9}\]\s+\d")
+_TASKS_BEGIN = lazy_compile(r"\[\s*pid\s*\]|\[\s*\d{1,9}\]\s+\d")
 _NAME_ENDS = tuple(k.after_name for k in MESSAGES if k.after_name)
 # What separates a prefix from a name that stands first in a message.
 _SEPARATORS = ("] ", ": ", "| ", "> ", "$ ", "# ", "\t")

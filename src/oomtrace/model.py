@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import TYPE_CHECKING
+
+from oomtrace.frozen import Frozen
 
 if TYPE_CHECKING:
     from oomtrace.keep import KillIndex
 
 
-@dataclass(frozen=True, slots=True)
-class Moment:
+class Moment(Frozen):
     """A point in a log: its time as far as known, and where it was read."""
 
     time: datetime | None
@@ -29,8 +30,7 @@ class Moment:
     """Time of day from a stamp with no date (records.Stamp.clock): the log gives no date."""
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
+class Trigger(Frozen):
     """The task that was allocating when memory ran out (it invoked the killer)."""
 
     comm: str
@@ -45,8 +45,7 @@ class Trigger:
     mems_allowed: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Victim:
+class Victim(Frozen):
     comm: str
     pid: int | None
     """None where the log lost it (2.4's `VM: killing process NAME`, a pid deleted by hand)."""
@@ -68,8 +67,7 @@ class Victim:
     """Where the pid came from when not the kill line."""
 
 
-@dataclass(frozen=True, slots=True)
-class Chosen:
+class Chosen(Frozen):
     """Pre-5.0 `Kill process N (comm) score N or sacrifice child`: the task the kernel picked."""
 
     pid: int
@@ -77,30 +75,26 @@ class Chosen:
     score: int
 
 
-@dataclass(frozen=True, slots=True)
-class Zone:
+class Zone(Frozen):
     node: int
     zone: str
     values_kb: Mapping[str, int]
 
 
-@dataclass(frozen=True, slots=True)
-class MemcgCounter:
+class MemcgCounter(Frozen):
     kind: str
     usage_kb: int
     limit_kb: int
     failcnt: int
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(Frozen):
     function: str
     module: str | None
     reliable: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Reap:
+class Reap(Frozen):
     pid: int
     comm: str
     anon_rss_kb: int
@@ -109,8 +103,7 @@ class Reap:
     moment: Moment
 
 
-@dataclass(frozen=True, slots=True)
-class UnitNote:
+class UnitNote(Frozen):
     """A systemd record about the victim's unit, joined to the kill it reports on."""
 
     unit: str | None
@@ -124,8 +117,7 @@ class UnitNote:
     """The host that logged it (kills and records are joined within one host)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Episode:
+class Episode(Frozen):
     """One OOM report or kill, as complete as the log allowed."""
 
     id: int
@@ -187,8 +179,7 @@ class Episode:
     (inferred)" when the report lost both."""
 
 
-@dataclass(frozen=True, slots=True)
-class KernelWarning:
+class KernelWarning(Frozen):
     """A run of the same early-warning line (first, last, count)."""
 
     kind: str
@@ -200,8 +191,7 @@ class KernelWarning:
     host: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Incident:
+class Incident(Frozen):
     """One memory shortage: kills in one burst, all global or all in one cgroup tree, with the
     warnings that preceded them."""
 
@@ -218,8 +208,7 @@ class Incident:
     of one of its own): another cgroup's shortage, or a global OOM beside a cgroup's."""
 
 
-@dataclass(frozen=True, slots=True)
-class Crash:
+class Crash(Frozen):
     """A process the kernel saw crash (segfault, trap): evidence that it was not an OOM kill."""
 
     comm: str
@@ -228,8 +217,7 @@ class Crash:
     moment: Moment
 
 
-@dataclass(frozen=True, slots=True)
-class Unparsed:
+class Unparsed(Frozen):
     """A line that looked like part of an OOM report but did not fit the grammar."""
 
     source: str
@@ -237,8 +225,7 @@ class Unparsed:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class SourceSummary:
+class SourceSummary(Frozen):
     name: str
     kind: str
     records: int
@@ -252,8 +239,7 @@ class SourceSummary:
     """Why reading stopped before the source's end (a cut compressed file), if it did."""
 
 
-@dataclass(frozen=True, slots=True)
-class HostSpan:
+class HostSpan(Frozen):
     """When one host's log begins and ends in the input: a host with no kill still was read."""
 
     host: str
@@ -261,8 +247,7 @@ class HostSpan:
     last: datetime | None
 
 
-@dataclass(frozen=True, slots=True)
-class Elided:
+class Elided(Frozen):
     """Kills between the first and the last ones kept, counted instead of kept (bounded memory)."""
 
     kills: int
@@ -278,8 +263,8 @@ class Elided:
     """Their causes (story.cause_of) with counts, most frequent first."""
     spans: tuple[tuple[str, int, Moment, Moment], ...] = ()
     """Every victim name counted one by one (the rest "(other)"): its kills, first and last."""
-    index: KillIndex | None = field(default=None, repr=False, compare=False)
-    """Each kill's pid and place, to find one again (`why PID`)."""
+    index: KillIndex | None = None
+    """Each kill's pid and place, to find one again (`why PID`); equal only to itself."""
 
     def find(self, pid: int) -> list[Moment]:
         """When the kills of `pid` among these were."""
@@ -325,8 +310,7 @@ def _when(moment: Moment) -> str:
 SAMPLES_BEFORE_S = 1800.0
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeSample:
+class ProbeSample(Frozen):
     """One of the watcher's samples, as its `--record` file keeps them (one a second while a
     warning is active): what no kernel log holds, read back to draw the minutes before a kill."""
 
@@ -338,8 +322,7 @@ class ProbeSample:
     """The host the record file's own lines name (the watcher's machine), if they name one."""
 
 
-@dataclass(frozen=True, slots=True)
-class Analysis:
+class Analysis(Frozen, dict=True):  # dict: where the cached_property lookups are kept
     """Everything the input held about OOM kills."""
 
     episodes: tuple[Episode, ...]
@@ -364,25 +347,25 @@ class Analysis:
     """Every host whose lines were read, with the first and last wall time of its log."""
     samples: tuple[ProbeSample, ...] = ()
     """The watcher's samples near the kills, from `--record` files, oldest first."""
-    _by_id: dict[int, tuple[Episode, Incident | None]] = field(
-        init=False, repr=False, compare=False, default_factory=dict
-    )
-    """Episode id → (episode, its incident): every format asks once per kill, so no scans."""
-
-    _earlier_report: dict[int, Episode] = field(init=False, repr=False, compare=False, default_factory=dict)
-    """Episode id → the report before it of the same cgroup on the same host (its counters)."""
-
-    def __post_init__(self) -> None:
+    @cached_property
+    def _by_id(self) -> dict[int, tuple[Episode, Incident | None]]:
+        """Episode id → (episode, its incident): every format asks once per kill, so no scans."""
         incident_of = {e: incident for incident in self.incidents for e in incident.episode_ids}
-        self._by_id.update((e.id, (e, incident_of.get(e.id))) for e in self.episodes)
+        return {e.id: (e, incident_of.get(e.id)) for e in self.episodes}
+
+    @cached_property
+    def _earlier_report(self) -> dict[int, Episode]:
+        """Episode id → the report before it of the same cgroup on the same host (its counters)."""
+        earlier: dict[int, Episode] = {}
         latest: dict[tuple[str | None, str], Episode] = {}
         for episode in self.episodes:
             if episode.memcg is None or not episode.memcg_usage:
                 continue
             key = (episode.host, episode.memcg)
             if key in latest:
-                self._earlier_report[episode.id] = latest[key]
+                earlier[episode.id] = latest[key]
             latest[key] = episode
+        return earlier
 
     def range_note(self) -> str | None:
         """The range applied and what it left out, for footers and "nothing found" messages."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from typing import Any
 
 from oomtrace import events as ev
+from oomtrace.frozen import replace
 from oomtrace.messages import MAX_MESSAGE, MESSAGES, MessageKind, begins_known, tasks_line
 from oomtrace.records import Record
 

@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 
 from oomtrace import jsonshapes
+from oomtrace.frozen import Frozen
+from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages import message_start
 from oomtrace.records import NO_STAMP, Record, Stamp
 from oomtrace.zones import local_zone
@@ -47,32 +49,32 @@ def month_number(name: str) -> int | None:
     return _MONTHS.get(key) or _MONTHS.get(key[:3])
 
 
-_PRIORITY = re.compile(r"<\d{1,3}>")
-_UPTIME = re.compile(r"\[\s*(\d+\.\d+)\]\s?")
+_PRIORITY = lazy_compile(r"<\d{1,3}>")
+_UPTIME = lazy_compile(r"\[\s*(\d+\.\d+)\]\s?")
 # dmesg -x: `kern  :err   : [  123.456] msg` (facility and level decoded before the stamp).
-_DMESG_X = re.compile(r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|local\d)\s*:\s*[a-z]{3,6}\s*:\s")
+_DMESG_X = lazy_compile(r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|local\d)\s*:\s*[a-z]{3,6}\s*:\s")
 # dmesg -H (and -e): `[Nov14 13:12] msg` for a new minute, then `[  +0.000031] msg` after it.
-_DMESG_HUMAN = re.compile(r"\[(?P<mon>[^\W\d]{3,5})(?P<day>\d{1,2}) (?P<h>\d{2}):(?P<m>\d{2})\]\s?")
-_DMESG_DELTA = re.compile(r"\[\s*\+\s*(?P<d>\d{1,9}\.\d{1,9})\]\s?")
+_DMESG_HUMAN = lazy_compile(r"\[(?P<mon>[^\W\d]{3,5})(?P<day>\d{1,2}) (?P<h>\d{2}):(?P<m>\d{2})\]\s?")
+_DMESG_DELTA = lazy_compile(r"\[\s*\+\s*(?P<d>\d{1,9}\.\d{1,9})\]\s?")
 # journalctl -o short-full: `Sat 2026-11-14 13:12:12 UTC host kernel: msg`.
-_WEEKDAY_ISO = re.compile(r"\S{2,4} (?=\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
-_ZONE_WORD = re.compile(r"(?P<zone>[A-Z]{2,5}) ")
+_WEEKDAY_ISO = lazy_compile(r"\S{2,4} (?=\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+_ZONE_WORD = lazy_compile(r"(?P<zone>[A-Z]{2,5}) ")
 # A first line that lost its `[` in the copy: `  5864.708440] msg`.
-_UPTIME_NO_BRACKET = re.compile(r"\s*(\d{1,10}\.\d{6,9})\]\s?")
+_UPTIME_NO_BRACKET = lazy_compile(r"\s*(\d{1,10}\.\d{6,9})\]\s?")
 # OpenWrt logread: `Mon Jan  1 12:00:00 2024 kern.warn kernel: [  123.456] msg`.
-_WEEKDAY_FIRST = re.compile(r"(\S{2,4})\s+(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\s")
+_WEEKDAY_FIRST = lazy_compile(r"(\S{2,4})\s+(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\s")
 # Android logcat, threadtime (`11-23 10:20:30.123  1234  1234 I tag: msg`, also with a year) and
 # brief (`I/tag( 1234): msg`).
-_LOGCAT = re.compile(r"(\d{2})-(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\.(\d{3,6})\s+")
-_LOGCAT_REST = re.compile(
+_LOGCAT = lazy_compile(r"(\d{2})-(\d{2})\s+(\d{1,2}):(\d{2}):(\d{2})\.(\d{3,6})\s+")
+_LOGCAT_REST = lazy_compile(
     r"\s*(?P<pid>\d{1,9})\s+\d{1,9}\s+[VDIWEFA]\s+(?P<tag>[^:]*?)\s*: ?(?P<msg>.*)", re.DOTALL
 )
-_LOGCAT_BRIEF = re.compile(r"[VDIWEFA]/(?P<tag>[^(:]+?)\(\s*(?P<pid>\d{1,9})\): ?(?P<msg>.*)", re.DOTALL)
+_LOGCAT_BRIEF = lazy_compile(r"[VDIWEFA]/(?P<tag>[^(:]+?)\(\s*(?P<pid>\d{1,9})\): ?(?P<msg>.*)", re.DOTALL)
 # A bracketed date-time in some other shape, often with a zone name: `[2023-01-02 12:34:56 CET]`.
-_BRACKETED = re.compile(r"\[([^\[\]]{0,40}\d{1,2}:\d{2}:\d{2}[^\[\]]{0,30})\]\s?")
+_BRACKETED = lazy_compile(r"\[([^\[\]]{0,40}\d{1,2}:\d{2}:\d{2}[^\[\]]{0,30})\]\s?")
 # Where a stamp the grammar reads may begin inside a line, after a prefix of its own (a VM
 # console's name, a shell prompt, a test driver's column).
-_STAMP_START = re.compile(
+_STAMP_START = lazy_compile(
     r"<\d{1,3}>\[|\[\s*\d{1,10}\.\d{3,9}\]|(?<![\w.])\d{1,10}\.\d{6,9}\]"
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
     r"|\[\S{1,10}\s+\S{1,10}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s+\d{4}\]"
@@ -81,7 +83,7 @@ _STAMP_START = re.compile(
     r"|(?<![^\s:])\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s"
 )
 # A line break lost in a paste: a run of spaces, then a stamp that starts a line of its own.
-_JOINED = re.compile(
+_JOINED = lazy_compile(
     r"\s{2,}(?=\[\s*\d{1,10}\.\d{6}\]|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
     r"|\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s\S+ kernel:)"
 )
@@ -89,39 +91,39 @@ _JOINED = re.compile(
 # the second message's own prefix follows the first message's last character
 # (`... kernel: Mem-Info:Nov 14 13:12:12 gpu-3 kernel: Out of memory: ...`). Split only where the
 # line begins with a prefix of that shape too.
-_GLUED_SYSLOG = re.compile(r"(?<=\S)(?=[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s:]+ kernel: )")
-_GLUED_ISO = re.compile(r"(?<=\S)(?=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\S* [^\s:]+ kernel: )")
+_GLUED_SYSLOG = lazy_compile(r"(?<=\S)(?=[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s:]+ kernel: )")
+_GLUED_ISO = lazy_compile(r"(?<=\S)(?=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\S* [^\s:]+ kernel: )")
 # A later uptime stamp: found by its `[` (a literal the engine scans for fast), then checked to
 # stand right after a character of the message (not a space: that is another shape).
-_LATER_UPTIME = re.compile(r"\[ *\d{1,10}\.\d{6}\] ")
-_PRIORITY_BEFORE = re.compile(r"<\d{1,3}>$")
-_STARTS_UPTIME = re.compile(r"(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\] ")
+_LATER_UPTIME = lazy_compile(r"\[ *\d{1,10}\.\d{6}\] ")
+_PRIORITY_BEFORE = lazy_compile(r"<\d{1,3}>$")
+_STARTS_UPTIME = lazy_compile(r"(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\] ")
 # Decorations glued to pasted lines: e-mail quoting, Markdown emphasis and code marks, and the
 # backslashes Markdown escapes need.
-_QUOTED = re.compile(r"(?:[ \t]{0,3}>)+[ \t]?")
+_QUOTED = lazy_compile(r"(?:[ \t]{0,3}>)+[ \t]?")
 # Not `__`: kernel symbols begin with it (`__alloc_pages_slowpath+0x...`).
 _MARKS = "*`"
-_MARKDOWN_EDGE = re.compile(r"^\s*(?:\*\*|`+)|(?:\*\*|`+)\s*$")
-_MD_ESCAPE = re.compile(r"\\([\[\]_*#<>`()|-])")
+_MARKDOWN_EDGE = lazy_compile(r"^\s*(?:\*\*|`+)|(?:\*\*|`+)\s*$")
+_MD_ESCAPE = lazy_compile(r"\\([\[\]_*#<>`()|-])")
 # Escapes only Markdown writes, where the kernel writes the text (a stamp's or a pid's bracket,
 # its field names): a line without one is log text, whose backslashes (`ll\ama\-srv`) are its own.
-_MD_ESCAPED = re.compile(r"\\\[\s*\d|oom\\_|\\_(?:mask|memcg|allowed|bytes|adj)|\\-(?:rss|vm|killer)")
-_CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
+_MD_ESCAPED = lazy_compile(r"\\\[\s*\d|oom\\_|\\_(?:mask|memcg|allowed|bytes|adj)|\\-(?:rss|vm|killer)")
+_CLOCK = lazy_compile(r"\d{1,2}:\d{2}:\d{2}")
 # What may follow a clock and still be its stamp: a fraction, a zone, a year (`13:12:12.5 CET 2026`).
-_CLOCK_TAIL = re.compile(r"(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|[A-Z]{2,5}))?(?:\s\d{4})?(?![\w:])")
+_CLOCK_TAIL = lazy_compile(r"(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|[A-Z]{2,5}))?(?:\s\d{4})?(?![\w:])")
 # A word that may be part of the date before a clock: digits and separators, or a month or
 # weekday name (`Sat`, `Nov`, `14,`, `2026-11-14`, `14.11.2026`). A host `gpu07` is none.
-_DATE_WORD = re.compile(r"[\d/.,-]{1,10}|[^\W\d_]{2,9}[.,]?")
+_DATE_WORD = lazy_compile(r"[\d/.,-]{1,10}|[^\W\d_]{2,9}[.,]?")
 # Characters a copy adds that nobody sees: zero-width spaces and joiners, direction marks, a
 # byte-order mark; a no-break space stands for a space.
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None) | {0xA0: " "}
 # Terminal sequences a paste kept before its lines (`dmesg --color=always`, a pager's output), and
 # the colours within a line that begins with one. An escape inside a message of an uncoloured
 # line is the message's own (a process name may hold one): kept, and shown escaped.
-_ANSI_LEAD = re.compile(r"(?:\x1b\[[0-9;?]*[ -/]*[@-~])+")
-_ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_ANSI_LEAD = lazy_compile(r"(?:\x1b\[[0-9;?]*[ -/]*[@-~])+")
+_ANSI_COLOUR = lazy_compile(r"\x1b\[[0-9;]*m")
 # A list bullet before each line of a paste (`* [ 123.4] Out of memory: ...`, `• ...`).
-_BULLET = re.compile(r"\s{0,3}[*•·]\s?(?=\S)(?!\*)")
+_BULLET = lazy_compile(r"\s{0,3}[*•·]\s?(?=\S)(?!\*)")
 # Zone names dateutil does not know on its own (it knows UTC, GMT and the local zone's).
 _ZONE_NAMES = {
     name: timezone(timedelta(hours=hours), name)
@@ -151,13 +153,13 @@ _ZONE_NAMES = {
 }
 # Largest prefix kept as a decoration to cut off the lines that follow.
 _MAX_DECORATION = 80
-_DMESG_T = re.compile(r"\[(\S+)\s+(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\]\s?")
-_ISO = re.compile(r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s")
-_UNIX = re.compile(r"(\d{9,11}\.\d{3,9})\s")
-_SYSLOG = re.compile(r"(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})(\.\d+)?\s")
+_DMESG_T = lazy_compile(r"\[(\S+)\s+(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})\s+(\d{4})\]\s?")
+_ISO = lazy_compile(r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\s")
+_UNIX = lazy_compile(r"(\d{9,11}\.\d{3,9})\s")
+_SYSLOG = lazy_compile(r"(\S+)\s+(\d{1,2})\s+(\d{1,2}):(\d{2}):(\d{2})(\.\d+)?\s")
 # A bare time of day, as write-ups quote lines: `13:12:12  dashboard-servi invoked oom-killer`.
 # It has no date and no zone: a clock reading (records.Stamp.clock), never a wall time.
-_CLOCK_ONLY = re.compile(
+_CLOCK_ONLY = lazy_compile(
     r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d):(?P<s>[0-5]\d)(?P<f>[.,]\d{1,9})?(?:\s+(?=\S)|\s*$)"
 )
 # A clock that goes back by more than this is the next day's (a paste that runs past midnight).
@@ -165,7 +167,7 @@ _NEXT_DAY_S = 12 * 3600.0
 # What follows a syslog or journalctl stamp: "host kernel: msg", "host <kern.warning> kernel:msg",
 # "kernel: msg", "host tag[pid]: msg", "tag[pid]: msg" or (tag-less) "host: msg"; syslog
 # templates and OpenWrt add a severity or facility word: "host INFO kernel:", "kern.warn kernel:".
-_SYSLOG_REST = re.compile(
+_SYSLOG_REST = lazy_compile(
     r"(?:(?P<host>[^\s:\[\]<]+) )??(?:<(?P<fac>[\w.]+)> )?"
     r"(?:(?P<sev>(?i:emerg|alert|crit|err|error|warn|warning|notice|info|debug)"
     r"|(?:kern|user|daemon|syslog|auth|authpriv|local\d)\.\w+) )?"
@@ -173,12 +175,12 @@ _SYSLOG_REST = re.compile(
     re.DOTALL,
 )
 # journalctl -o verbose: a stamped header per entry, then its fields indented.
-_VERBOSE_HEADER = re.compile(
+_VERBOSE_HEADER = lazy_compile(
     r"(?:\S{2,4} )?(?P<when>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)"
     r"(?: (?P<zone>[\w+:-]+))? \[s=[0-9a-f]+;"
 )
-_VERBOSE_FIELD = re.compile(r"\s+(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>.*)")
-_KERNEL_ONLY = re.compile(r"kernel:\s?")
+_VERBOSE_FIELD = lazy_compile(r"\s+(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>.*)")
+_KERNEL_ONLY = lazy_compile(r"kernel:\s?")
 
 # A jump back in uptime by more than this starts a new boot segment (small jitter from
 # interleaved CPUs is normal).
@@ -800,8 +802,7 @@ def journal_records(
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class _Split:
+class _Split(Frozen):
     """A line cut into its prefix's parts and its message."""
 
     stamp: Stamp

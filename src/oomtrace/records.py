@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
+from oomtrace.frozen import Frozen
 
-@dataclass(frozen=True, slots=True)
-class Stamp:
+
+class Stamp(Frozen):
     """When a line was logged, as far as its prefix tells."""
 
     wall: datetime | None
@@ -26,8 +26,7 @@ class Stamp:
 NO_STAMP = Stamp(None, None, "")
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(Frozen):
     """One log message (a line, or one part of an rsyslog `#012`-joined line)."""
 
     source: str

@@ -2,45 +2,47 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
+from oomtrace.frozen import Frozen, field_names, replace
+from oomtrace.lazyregex import lazy_compile
+
 _T = TypeVar("_T")
 
-_EMAIL = re.compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
-_UNIT_SUFFIX = re.compile(r"\.(?:service|socket|target|scope|slice|mount|timer|path|device|swap)$")
+_EMAIL = lazy_compile(r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_UNIT_SUFFIX = lazy_compile(r"\.(?:service|socket|target|scope|slice|mount|timer|path|device|swap)$")
 # Dashes, or underscores as the systemd cgroup driver writes a pod's uid
 # (`kubepods-burstable-pod3f2a…_8b7d_….slice`); right after "pod" as Kubernetes names them.
-_UUID = re.compile(
+_UUID = lazy_compile(
     r"(?:(?<=pod)|(?<![0-9A-Fa-f]))"
     r"[0-9A-Fa-f]{8}([-_])[0-9A-Fa-f]{4}\1[0-9A-Fa-f]{4}\1[0-9A-Fa-f]{4}\1[0-9A-Fa-f]{12}(?![0-9A-Fa-f])"
 )
 # Boot, machine and container ids are 32 or 64 hex digits; kernel addresses (16) are left alone.
-_LONG_HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32,}(?![0-9A-Fa-f])")
+_LONG_HEX = lazy_compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32,}(?![0-9A-Fa-f])")
 # Colons or dashes (Windows, some NICs' logs); iptables' `MAC=` holds two addresses and a type.
-_MAC = re.compile(r"(?<![\w:-])[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}(?![\w:-])")
-_IPTABLES_MAC = re.compile(r"(?<=MAC=)(?:[0-9A-Fa-f]{2}:)+[0-9A-Fa-f]{2}")
+_MAC = lazy_compile(r"(?<![\w:-])[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}(?![\w:-])")
+_IPTABLES_MAC = lazy_compile(r"(?<=MAC=)(?:[0-9A-Fa-f]{2}:)+[0-9A-Fa-f]{2}")
 # Full eight-group addresses, or compressed ones with "::" (times and PCI slots have neither).
 # A prefix (`2001:db8:abcd::/48`) ends at its "::"; some hex digit is always there (not a bare "::").
-_IPV6 = re.compile(
+_IPV6 = lazy_compile(
     r"(?<![\w:])(?=[0-9A-Fa-f:]*[0-9A-Fa-f])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}"
     r"|(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{0,4}::(?:(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{1,4})?)(?![\w:])"
 )
 # An address may end a sentence ("from 10.0.0.5."): a full stop after it is not a fifth part.
-_IPV4 = re.compile(
+_IPV4 = lazy_compile(
     r"(?<!\w)(?<!\d\.)(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?!\w|\.\d)"
 )
-_HOME = re.compile(r"(?<=/home/)[^/\s]+|(?<=/Users/)[^/\s]+")
+_HOME = lazy_compile(r"(?<=/home/)[^/\s]+|(?<=/Users/)[^/\s]+")
 # A slice named after a user rather than a uid (`user-alice.slice`; `user-1000.slice` is a number).
-_USER_SLICE = re.compile(r"(?<=user-)(?!\d+\.slice)[A-Za-z_][\w.-]*?(?=\.slice\b)")
+_USER_SLICE = lazy_compile(r"(?<=user-)(?!\d+\.slice)[A-Za-z_][\w.-]*?(?=\.slice\b)")
 # Cisco's dotted form (`aabb.ccdd.eeff`) and twelve bare hex digits with a letter among them
 # (`0cc47a1b2c3d`; a run of decimal digits is a count, `0x...` a kernel value).
-_CISCO_MAC = re.compile(r"(?<![\w.])[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(?![\w.])")
-_BARE_MAC = re.compile(r"(?<![\w:.-])(?=[0-9]*[A-Fa-f])(?=[A-Fa-f]*[0-9])[0-9A-Fa-f]{12}(?![\w:-])")
+_CISCO_MAC = lazy_compile(r"(?<![\w.])[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(?![\w.])")
+_BARE_MAC = lazy_compile(r"(?<![\w:.-])(?=[0-9]*[A-Fa-f])(?=[A-Fa-f]*[0-9])[0-9A-Fa-f]{12}(?![\w:-])")
 # What a device or a tool prints after "serial" (`usb 1-3: SerialNumber: 2106WXYZ0042`, `S/N:`).
-_SERIAL = re.compile(r"(?i)\b((?:serial ?(?:number|no\.?)?|s/n|sn)(?:[:=#] ?| ))(?=[\w-]*\d)([\w-]{4,})")
+_SERIAL = lazy_compile(r"(?i)\b((?:serial ?(?:number|no\.?)?|s/n|sn)(?:[:=#] ?| ))(?=[\w-]*\d)([\w-]{4,})")
 # Names ending in a suffix only host names have (`.local`, `.internal`) or a public one that
 # machines are named under (`.com`, `.io`): `gpu-node-7.corp.example.com`. Not ccTLDs that are
 # also file extensions (`.py`, `.so`, `.sh`, `.md`).
@@ -49,7 +51,7 @@ _HOST_SUFFIXES = (
     "com|net|org|io|dev|cloud|ai|app|edu|gov|mil|int|biz|info|tech|systems|"
     "de|uk|fr|nl|us|ca|jp|cn|ch|se|no|fi|dk|at|be|es|it|eu|au|nz|in|kr|br|ru|pl|cz"
 )
-_FQDN = re.compile(
+_FQDN = lazy_compile(
     r"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:" + _HOST_SUFFIXES + r")(?![\w-]|\.\w)",
     re.IGNORECASE,
 )
@@ -57,7 +59,7 @@ _FQDN = re.compile(
 _PREFIX = r"^((?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S*) +)"
 # A host name learned from prefixes that is a stem and a number (`spark-01`, `gpu12`): the log
 # names hosts that way, so any name of that stem and a number is a host (`spark-02`).
-_NUMBERED = re.compile(r"([A-Za-z][A-Za-z-]*?)([-_]?)\d+")
+_NUMBERED = lazy_compile(r"([A-Za-z][A-Za-z-]*?)([-_]?)\d+")
 
 
 class Redactor:
@@ -170,7 +172,7 @@ class Redactor:
         return _HOME.sub(lambda m: self._placeholder("user", m.group(0)), hidden)
 
     def apply(self, obj: _T) -> _T:
-        """A copy of any structure of dataclasses, tuples, lists and dicts with every string redacted."""
+        """A copy of any structure of records (Frozen), tuples, lists and dicts, every string redacted."""
         if not self.enabled:
             return obj
         return self._walk(obj)  # type: ignore[no-any-return]
@@ -187,11 +189,9 @@ class Redactor:
     def _walk(self, obj: Any) -> Any:
         if isinstance(obj, str):
             return self.text(obj)
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            changes = {
-                f.name: self._field(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init
-            }
-            return dataclasses.replace(obj, **changes)
+        if isinstance(obj, Frozen):
+            changes = {name: self._field(name, getattr(obj, name)) for name in field_names(obj)}
+            return replace(obj, **changes)
         if isinstance(obj, tuple):
             return tuple(self._walk(item) for item in obj)
         if isinstance(obj, list):

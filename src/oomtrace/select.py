@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 
+from oomtrace.frozen import replace
 from oomtrace.model import Analysis, Moment
 
 
@@ -23,12 +23,10 @@ def between(analysis: Analysis, since: datetime | None, until: datetime | None) 
     incidents = tuple(i for i in analysis.incidents if inside.intersection(i.episode_ids))
     # A kept incident keeps all its kills, even one a second past the edge of the range.
     kept = {episode_id for incident in incidents for episode_id in incident.episode_ids}
-    incidents = tuple(
-        dataclasses.replace(i, beside=tuple(e for e in i.beside if e in kept)) for i in incidents
-    )
+    incidents = tuple(replace(i, beside=tuple(e for e in i.beside if e in kept)) for i in incidents)
     episodes = tuple(e for e in analysis.episodes if e.id in kept)
     warnings = tuple(w for w in analysis.warnings if _inside(w.last, since, until))
-    trimmed = dataclasses.replace(
+    trimmed = replace(
         analysis,
         episodes=episodes,
         warnings=warnings,

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
+from oomtrace.frozen import Frozen
+from oomtrace.lazyregex import lazy_compile
 from oomtrace.prefixes import month_number
 
 # Each pattern cuts a stamp off the start of a line; dateutil (or the month table) reads it.
-_ISO = re.compile(r"\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s")
-_VLLM = re.compile(r"(?:[A-Z]+\s+)?(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)?\s")
-_GLOG = re.compile(r"[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\s")
-_SYSLOG = re.compile(r"(\S+)\s+(\d{1,2}) (\d{2}):(\d{2}):(\d{2})\s")
-_LLAMA_RELATIVE = re.compile(r"\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] ")
+_ISO = lazy_compile(
+    r"\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s"
+)
+_VLLM = lazy_compile(r"(?:[A-Z]+\s+)?(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)?\s")
+_GLOG = lazy_compile(r"[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\s")
+_SYSLOG = lazy_compile(r"(\S+)\s+(\d{1,2}) (\d{2}):(\d{2}):(\d{2})\s")
+_LLAMA_RELATIVE = lazy_compile(r"\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] ")
 
 
-@dataclass(frozen=True, slots=True)
-class LineStamp:
+class LineStamp(Frozen):
     time: datetime | None
     relative: bool
     """llama.cpp's --log-timestamps: minutes.seconds.ms.us since start, no wall time."""
@@ -72,20 +74,20 @@ def _safe(
 
 
 # How a log ended, by its last lines. Checked in this order: the first kind found wins.
-_SHELL_KILLED = re.compile(r"^(?:\[\d+\]\+?\s+)?(?:\d+\s+)?Killed\b|^<killed>$|: line \d+: +\d+ Killed")
-_OOM_ERROR = re.compile(
+_SHELL_KILLED = lazy_compile(r"^(?:\[\d+\]\+?\s+)?(?:\d+\s+)?Killed\b|^<killed>$|: line \d+: +\d+ Killed")
+_OOM_ERROR = lazy_compile(
     r"CUDA out of memory|OutOfMemoryError|cudaMalloc failed|cudaErrorMemoryAllocation"
     r"|CUDA error: out of memory|hipErrorOutOfMemory|HIP out of memory|std::bad_alloc|\bMemoryError\b"
     r"|failed to allocate .*buffer"
     r"|ggml_gallocr\w*: failed to allocate|unable to allocate .*(?:CUDA|backend) buffer|out of memory",
     re.IGNORECASE,
 )
-_CRASH = re.compile(
+_CRASH = lazy_compile(
     r"Segmentation fault|segfault|SIGSEGV|SIGABRT|SIGBUS|Aborted|core dumped"
     r"|Traceback \(most recent call last\)|terminate called after throwing|GGML_ASSERT|^panic:"
     r"|fatal error|Illegal instruction|Bus error",
 )
-_CLEAN = re.compile(
+_CLEAN = lazy_compile(
     r"shutting down|shutdown complete|Application shutdown complete|Finished server process|exiting\.?$"
     r"|received SIGTERM|cleaning up before exit|Stopped|graceful",
     re.IGNORECASE,
@@ -94,7 +96,7 @@ ENDINGS = ("killed", "out-of-memory-error", "crash", "clean")
 # A server's own warnings that memory is short: an out-of-memory error it went on after, free
 # memory under its reserve, an allocation refused or made smaller. Early warnings, as the
 # kernel's NVRM lines are.
-_MEMORY_WARNING = re.compile(
+_MEMORY_WARNING = lazy_compile(
     _OOM_ERROR.pattern
     + r"|MemAvailable\b.*\b(?:below|under|less than|low)\b|\blow (?:on )?memory\b|memory budget leaves"
     r"|\w*[Aa]lloc\w*\b.{0,40}\bfailed\b"
@@ -123,8 +125,7 @@ def ending_of(last_lines: list[str]) -> tuple[str, str | None]:
     return "silent", None
 
 
-@dataclass(frozen=True, slots=True)
-class PlanItem:
+class PlanItem(Frozen):
     """One thing the server said it would hold (a buffer, the weights, a cache)."""
 
     label: str
@@ -155,19 +156,22 @@ def _streams(m: re.Match[str]) -> tuple[str, float, bool]:
 _PLAN: tuple[tuple[re.Pattern[str], _Reader], ...] = (
     # llama.cpp: "load_tensors: CUDA0 model buffer size = 87123.45 MiB", "... KV buffer size",
     # "llama_context: CUDA0 compute buffer size = ..."
-    (re.compile(r"(\S+) (model|KV|compute|output|RS) buffer size\s*=\s*([\d.]+) MiB"), _buffer),
+    (lazy_compile(r"(\S+) (model|KV|compute|output|RS) buffer size\s*=\s*([\d.]+) MiB"), _buffer),
     # vLLM
-    (re.compile(r"[Mm]odel (?:loading|weights) took ([\d.]+) ?GiB"), _gib("model weights")),
-    (re.compile(r"Available KV cache memory: ([\d.]+) ?GiB"), _gib("KV cache")),
+    (lazy_compile(r"[Mm]odel (?:loading|weights) took ([\d.]+) ?GiB"), _gib("model weights")),
+    (lazy_compile(r"Available KV cache memory: ([\d.]+) ?GiB"), _gib("KV cache")),
     # ds4 (seed 002)
-    (re.compile(r"built \d+ aligned CUDA artifacts \(([\d.]+) GiB\)"), _gib("aligned CUDA artifacts")),
-    (re.compile(r"CUDA prepared model tensor mappings ([\d.]+) GiB"), _gib("device cache (tensor mappings)")),
-    (re.compile(r"leaving the ([\d.]+) GiB model mmap unpinned"), _gib("model mmap (unpinned)", False)),
+    (lazy_compile(r"built \d+ aligned CUDA artifacts \(([\d.]+) GiB\)"), _gib("aligned CUDA artifacts")),
+    (
+        lazy_compile(r"CUDA prepared model tensor mappings ([\d.]+) GiB"),
+        _gib("device cache (tensor mappings)"),
+    ),
+    (lazy_compile(r"leaving the ([\d.]+) GiB model mmap unpinned"), _gib("model mmap (unpinned)", False)),
     # TensorFold (seed 004): "model 75.92 GiB; 4 streams at once, 4.78 GiB each ... a 6.7 GiB prompt cache"
-    (re.compile(r"\bmodel ([\d.]+) GiB;"), _gib("model weights")),
-    (re.compile(r"(\d+) streams at once, ([\d.]+) GiB each"), _streams),
-    (re.compile(r"a ([\d.]+) GiB prompt cache"), _gib("prompt cache")),
-    (re.compile(r"after a ([\d.]+) GiB reserve"), _gib("reserve kept free", False)),
+    (lazy_compile(r"\bmodel ([\d.]+) GiB;"), _gib("model weights")),
+    (lazy_compile(r"(\d+) streams at once, ([\d.]+) GiB each"), _streams),
+    (lazy_compile(r"a ([\d.]+) GiB prompt cache"), _gib("prompt cache")),
+    (lazy_compile(r"after a ([\d.]+) GiB reserve"), _gib("reserve kept free", False)),
 )
 
 

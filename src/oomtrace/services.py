@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import re
 
 from oomtrace import events as ev
+from oomtrace.frozen import replace
 from oomtrace.model import Episode, Moment, Trigger, UnitNote, Victim
 
 # A unit record this long after a kill (systemd notices the exit, then restarts) belongs to it.
@@ -147,8 +147,7 @@ def join_units(episodes: list[Episode], notes: list[UnitNote]) -> list[Episode]:
         else:
             attached.setdefault(target, []).append(note)
     joined = [
-        dataclasses.replace(e, unit_notes=tuple(attached[i])) if i in attached else e
-        for i, e in enumerate(episodes)
+        replace(e, unit_notes=tuple(attached[i])) if i in attached else e for i, e in enumerate(episodes)
     ]
     return joined + _unit_only_episodes(leftover)
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import os
 from collections import Counter
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
+from oomtrace.frozen import Frozen, replace
 from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
 from oomtrace.model import SAMPLES_BEFORE_S, Analysis, Episode, Incident, KernelWarning, Moment, ProbeSample
 from oomtrace.services import cause_of, victim_label
@@ -20,8 +19,7 @@ from oomtrace.units import duration, kib, time_of_day
 COMM_LEN = 15
 
 
-@dataclass(frozen=True, slots=True)
-class TimelineEntry:
+class TimelineEntry(Frozen):
     moment: Moment
     offset_s: float | None
     """Seconds relative to the victim's kill (negative: before it)."""
@@ -41,8 +39,7 @@ MAX_COLLATERAL = 10
 MAX_TIMELINE_WARNINGS = 10
 
 
-@dataclass(frozen=True, slots=True)
-class Story:
+class Story(Frozen):
     query: str
     episode: Episode
     cause: str
@@ -222,7 +219,7 @@ def with_server_warnings(story: Story, logs: list[ServerLogFacts]) -> Story:
     entries = sorted(
         (*story.timeline, *added), key=lambda e: (e.offset_s if e.offset_s is not None else 0.0, e.moment.seq)
     )
-    return dataclasses.replace(story, timeline=tuple(entries))
+    return replace(story, timeline=tuple(entries))
 
 
 # A server's line in the timeline is cut to this for the terminal (the JSON keeps it whole).
@@ -289,8 +286,7 @@ def _short(moment: Moment) -> str:
     return "?"
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(Frozen):
     """`oomtrace report`: every incident in a time range, told like `why`, with counts."""
 
     since: datetime | None

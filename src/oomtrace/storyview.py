@@ -8,7 +8,6 @@ thing two ways. JSON renders the model beneath (`WhyView.stories_data`, `.verdic
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from oomtrace.charts import (
     Bars,
@@ -31,6 +30,7 @@ from oomtrace.explain import (
     plan_comparison,
     warning_summary,
 )
+from oomtrace.frozen import Frozen
 from oomtrace.incidents import moment_gap
 from oomtrace.keep import Lazily
 from oomtrace.model import Analysis, Episode, KernelWarning
@@ -40,8 +40,7 @@ from oomtrace.units import clock, clock_time, duration, kib, relative, timeline_
 from oomtrace.verdict import Verdict
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
+class Fact(Frozen):
     """One labelled fact of a story: "Invoked by", "dashboard-servi (pid 4242), asking for 4 KiB"."""
 
     key: str
@@ -54,8 +53,7 @@ class Fact:
     """The same fact in fewer words, for the terminal (a cgroup's owner without its long path)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Grid:
+class Grid(Frozen):
     """A small table: its header, per-column alignment ("l"/"r") and worded cells."""
 
     header: tuple[str, ...]
@@ -63,8 +61,7 @@ class Grid:
     rows: tuple[tuple[str, ...], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryView:
+class MemoryView(Frozen):
     figures: tuple[tuple[str, str], ...]
     """(label, amount), in the order a reader wants them: the cgroup, then the machine."""
     notes: tuple[str, ...]
@@ -73,14 +70,12 @@ class MemoryView:
     format that draws the picture: the parts are not said twice."""
 
 
-@dataclass(frozen=True, slots=True)
-class ServerLogView:
+class ServerLogView(Frozen):
     facts: tuple[Fact, ...]
     last_line: str
 
 
-@dataclass(frozen=True, slots=True)
-class StoryView:
+class StoryView(Frozen):
     title: str
     """The command it answers: "oomtrace why llama-server"."""
     heading: str
@@ -114,8 +109,7 @@ class StoryView:
     free-page lists); 0 where the quote was cut at its bound instead (a fact says so)."""
 
 
-@dataclass(frozen=True, slots=True)
-class WhyView:
+class WhyView(Frozen):
     query: str
     cause: str
     verdict: str
@@ -136,8 +130,7 @@ class WhyView:
     verdict_data: Verdict
 
 
-@dataclass(frozen=True, slots=True)
-class ReportView:
+class ReportView(Frozen):
     title: str
     heading: str
     """"2 incident(s), 3 kill(s), from 2026-05-10 14:02:11+00:00 to 2026-05-10 16:40:09+00:00"."""

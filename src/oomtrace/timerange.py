@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from oomtrace.errors import UsageError
+from oomtrace.lazyregex import lazy_compile
 
 HELP = (
     "TIME is an absolute stamp ('2026-11-14 13:00', 'Nov 14 13:00', '14.11.2026 13:00', '13:00'), "
@@ -30,12 +30,12 @@ _UNITS = {
     "week": 604800,
 }
 # `-2h`, `+1h`, `2h`, `1h30m`, `2 hours`, `30 min ago`: a sign or `ago` and amounts with units.
-_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
-_RELATIVE = re.compile(r"^(?P<sign>[-+])?\s*(?P<amounts>(?:\d+(?:\.\d+)?\s*[a-z]+\s*)+?)(?P<ago>\s*ago)?$")
-_EPOCH = re.compile(r"^@(\d{1,12}(?:\.\d+)?)$")
+_AMOUNT = lazy_compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)")
+_RELATIVE = lazy_compile(r"^(?P<sign>[-+])?\s*(?P<amounts>(?:\d+(?:\.\d+)?\s*[a-z]+\s*)+?)(?P<ago>\s*ago)?$")
+_EPOCH = lazy_compile(r"^@(\d{1,12}(?:\.\d+)?)$")
 # What makes a stamp absolute rather than a number dateutil would guess at: a clock time, a
 # date with separators, or a month name.
-_ABSOLUTE = re.compile(r"\d{1,2}:\d{2}|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|[^\W\d]{3,}")
+_ABSOLUTE = lazy_compile(r"\d{1,2}:\d{2}|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|[^\W\d]{3,}")
 
 
 # The times a log can hold, with room for the day of margin ranges are read with: 0001-01-01

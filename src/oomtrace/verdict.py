@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from oomtrace.explain import large_holders, top_holders
+from oomtrace.frozen import Frozen
 from oomtrace.model import Analysis, Crash, Episode
 from oomtrace.services import cause_of, restart_count
 from oomtrace.sources.serverlog import ServerLogFacts
@@ -31,8 +30,7 @@ CAUSES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Involvement:
+class Involvement(Frozen):
     """The target took part in a kill without being its victim."""
 
     role: str
@@ -48,8 +46,7 @@ class Involvement:
 ROLES = ("chosen", "trigger", "holder", "bystander")
 
 
-@dataclass(frozen=True, slots=True)
-class ServerLogReading:
+class ServerLogReading(Frozen):
     """A server log set against the kill it is evidence for."""
 
     facts: ServerLogFacts
@@ -62,8 +59,7 @@ class ServerLogReading:
     last line: what wrote it was alive then."""
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Frozen):
     query: str
     cause: str
     """One of CAUSES."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from oomtrace.badness import Ranking
 from oomtrace.charts import Chart, memory_chart, run_up, samples_trace
 from oomtrace.explain import MemoryPicture, explain_episode, plan_comparison
 from oomtrace.formats.base import Format
+from oomtrace.frozen import asdict
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
 from oomtrace.sanitize import CONTROL

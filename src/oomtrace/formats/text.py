@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -16,6 +15,7 @@ from rich.text import Text
 from oomtrace.charts import Bars, ShareChart
 from oomtrace.formats.base import Format
 from oomtrace.formats.textcharts import bar_rows, sparklines, stacked_bar
+from oomtrace.frozen import Frozen
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
@@ -234,8 +234,7 @@ class TextFormat(Format):
         self.console.print(_table(rows, layout))
 
 
-@dataclass(frozen=True, slots=True)
-class _Layout:
+class _Layout(Frozen):
     """How a block of rows is laid out: the spaces between columns, the right-aligned columns,
     and whether the last column wraps (and how a word longer than it is cut)."""
 

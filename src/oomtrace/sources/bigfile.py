@@ -9,12 +9,12 @@ Xid lines, whose repeats are counted rather than parsed when counting cannot cha
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from oomtrace.episodes import REPEAT_GAP_S, record_gap
 from oomtrace.errors import InputError
 from oomtrace.events import EarlyWarning
+from oomtrace.frozen import replace
 from oomtrace.parse import parse_record
 from oomtrace.prefilter import Prefilter
 from oomtrace.prefixes import LineSplitter

@@ -21,7 +21,6 @@ import threading
 from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 # All three ship wheels for Linux on x86_64 and aarch64. Where one is missing this module does not
@@ -30,6 +29,7 @@ import hyperscan
 import numpy as np
 import stringzilla
 
+from oomtrace.frozen import Frozen, replace
 from oomtrace.prefilter import ANCHORS, XID_ANCHOR
 from oomtrace.sources.base import DAMAGED
 from oomtrace.sources.textfile import MAX_LINE_BYTES, READ_BYTES, line_bound
@@ -51,8 +51,7 @@ _CLOSE_WITHIN = 48
 _CODE_BYTES = 8
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
+class Chunk(Frozen):
     """Whole lines of the file from `offset`, with what the scan found in them."""
 
     offset: int
@@ -260,8 +259,7 @@ def _take(pending: deque[Future[Chunk]], line: int) -> Generator[Chunk, None, in
     return line + scanned.newline_count
 
 
-@dataclass(frozen=True, slots=True)
-class _Workspace:
+class _Workspace(Frozen):
     """What one scanning thread reuses from chunk to chunk."""
 
     scratch: Any

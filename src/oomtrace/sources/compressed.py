@@ -8,10 +8,10 @@ import io
 import lzma
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from oomtrace.errors import InputError
+from oomtrace.frozen import Frozen
 from oomtrace.sources.base import DAMAGED
 
 
@@ -29,8 +29,7 @@ class Damaged(OSError):
         bit flipped in a .gz turned 1,000 kills into 1,175, with a phantom crash loop)."""
 
 
-@dataclass(frozen=True)
-class Compression:
+class Compression(Frozen):
     name: str
     magic: bytes
     open: Callable[[BinaryIO], Any]

@@ -6,7 +6,6 @@ Read through systemd-python when it is installed (the `journal` extra), else thr
 
 from __future__ import annotations
 
-import dataclasses
 import glob
 import json
 import os
@@ -15,7 +14,6 @@ import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
@@ -23,6 +21,7 @@ from dateutil.parser import ParserError
 from dateutil.parser import parse as parse_date
 
 from oomtrace.errors import InputError, UsageError
+from oomtrace.frozen import Frozen, replace
 from oomtrace.jsonshapes import load_object
 from oomtrace.prefilter import Prefilter, holds_anchor
 from oomtrace.prefixes import journal_message, journal_records
@@ -40,8 +39,7 @@ PERMISSION_HINT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class JournalQuery:
+class JournalQuery(Frozen):
     """Which journal, and which part of it."""
 
     directory: str | None = None
@@ -61,8 +59,7 @@ class JournalQuery:
         return "system journal"
 
 
-@dataclass(frozen=True, slots=True)
-class Boot:
+class Boot(Frozen):
     index: int
     """0 for the newest, -1 for the one before, as journalctl -b counts."""
     boot_id: str
@@ -154,7 +151,7 @@ class _JournalSource(Source):
         groups = host_groups(sound, self._hosts_of) if len(sound) > 1 else [sound] if sound else []
         if not self.files or (len(groups) == 1 and len(sound) == len(self.files)):
             return [self.query]
-        return [dataclasses.replace(self.query, directory=None, files=tuple(group)) for group in groups]
+        return [replace(self.query, directory=None, files=tuple(group)) for group in groups]
 
     def _apart(self) -> Iterator[tuple[JournalFile, str | None]]:
         """Each file read on its own, and the path to read it at (a cut file's mended copy, None
@@ -339,7 +336,7 @@ def _host_spans_python(
     spans = {}
     for host in hosts:
         reader.flush_matches()
-        _add_matches(reader, dataclasses.replace(query, host=host), boot_id)
+        _add_matches(reader, replace(query, host=host), boot_id)
         if query.since is not None:
             reader.seek_realtime(query.since)
         else:

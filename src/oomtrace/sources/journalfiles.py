@@ -16,7 +16,8 @@ import os
 import shutil
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from oomtrace.frozen import Frozen
 
 _SIGNATURE = b"LPKSHHRH"
 # A journal file's header (systemd's journal-def.h): its size at byte 88, its arena's at 96, the
@@ -29,8 +30,7 @@ _TAIL_ENTRY_ARRAY_AT = 256
 _OBJECT_SIZE = struct.Struct("<Q")  # an object's size, 8 bytes into its header
 
 
-@dataclass(frozen=True, slots=True)
-class JournalFile:
+class JournalFile(Frozen):
     path: str
     problem: str | None = None
     """What is wrong with it, for the summary; None for a sound file."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 
 from oomtrace.errors import InputError
+from oomtrace.frozen import Frozen
 from oomtrace.keep import FirstAndLast
 from oomtrace.serverlines import PlanItem, ending_of, plan_items, stamp_of, warns_of_memory, without_stamp
 from oomtrace.sources.base import DAMAGED
@@ -18,8 +18,7 @@ _KEEP_LAST = 200
 MAX_WARNINGS = 20
 
 
-@dataclass(frozen=True, slots=True)
-class ServerLogFacts:
+class ServerLogFacts(Frozen):
     path: str
     lines: int
     last_line: str | None

@@ -11,10 +11,10 @@ import select
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
 from oomtrace.errors import InputError
+from oomtrace.frozen import Frozen
 from oomtrace.jsonshapes import load_object
 from oomtrace.prefixes import journal_records
 from oomtrace.records import Record, Stamp
@@ -33,8 +33,7 @@ BOOT_ID = "/proc/sys/kernel/random/boot_id"
 _KMSG_READ = 16 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Batch:
+class Batch(Frozen):
     """What one read gave: records in order, where to resume after them, and what was lost."""
 
     records: tuple[Record, ...]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from oomtrace.frozen import Frozen, field
 from oomtrace.units import iso_time
 
 SCHEMA = "oomtrace/1"
@@ -13,8 +13,7 @@ SCHEMA = "oomtrace/1"
 EVENTS = ("started", "warning", "clear", "kill", "gap", "sample")
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(Frozen):
     event: str
     """One of EVENTS."""
     kind: str
@@ -29,7 +28,7 @@ class Notice:
     lines: tuple[dict[str, Any], ...] = ()
     """The log records behind it (time, uptime_s, message, ident, host): what `--record` keeps so
     that `why --record FILE` can read the kill even when the journal lost it."""
-    view: Any = field(default=None, compare=False, repr=False)
+    view: Any = None
     """For a kill, its `why` view (storyview.WhyView), which the terminal prints; not in the JSON."""
 
     def to_json(self) -> dict[str, Any]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import errno
 import os
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
+
+from oomtrace.frozen import Frozen
 
 PRESSURE = "/proc/pressure/memory"
 MEMINFO = "/proc/meminfo"
@@ -19,8 +20,7 @@ TRIGGER_WINDOW_US = 2_000_000
 SLOPE_WINDOW_S = 5.0
 
 
-@dataclass(frozen=True, slots=True)
-class Pressure:
+class Pressure(Frozen):
     some_avg10: float
     full_avg10: float
 
@@ -71,8 +71,7 @@ def trigger_words(some_percent: float) -> str:
     return f"woken at once when tasks stall on memory {some_percent:g}% of any {window:g} s"
 
 
-@dataclass(frozen=True, slots=True)
-class Memory:
+class Memory(Frozen):
     total_kb: int
     available_kb: int
 
@@ -119,8 +118,7 @@ class Slope:
         return self._samples[-1][1] / -rate
 
 
-@dataclass(frozen=True, slots=True)
-class CgroupCounters:
+class CgroupCounters(Frozen):
     """Cumulative memory events of one cgroup: v2 `memory.events`, or v1's failcnt and oom_kill."""
 
     path: str

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from typing import Any
 
 from oomtrace.errors import UsageError
+from oomtrace.frozen import Frozen, replace
 
 
-@dataclass(frozen=True, slots=True)
-class Thresholds:
+class Thresholds(Frozen):
     psi_some: float | None = 10.0
     """PSI memory `some avg10` (% of time some task stalled on memory) at or above which to warn."""
     psi_full: float | None = 5.0

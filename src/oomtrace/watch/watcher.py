@@ -3,7 +3,6 @@ and the sinks write), so a test can drive it with records and samples it makes."
 
 from __future__ import annotations
 
-import dataclasses
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from oomtrace.analyze import analyze
 from oomtrace.episodes import LOOKBACK_S
 from oomtrace.explain import warning_summary
 from oomtrace.formats.json import story_json
+from oomtrace.frozen import Frozen, replace
 from oomtrace.messages import WARNING_LABELS
 from oomtrace.model import Analysis, Episode
 from oomtrace.parse import parse_record
@@ -72,16 +72,14 @@ class _Active:
     total: int = 1
 
 
-@dataclass(frozen=True, slots=True)
-class _Hold:
+class _Hold(Frozen):
     """The position before the first record a story not yet told needs: the cursor may not pass it."""
 
     cursor: str | None
     since: float
 
 
-@dataclass(frozen=True, slots=True)
-class _Told:
+class _Told(Frozen):
     """A kill just told, for the cgroup counters that rise with it."""
 
     at: float
@@ -91,8 +89,7 @@ class _Told:
     pid: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Rise:
+class _Rise(Frozen):
     """A cgroup memory-event counter that rose, held back while a kill it may belong to is told."""
 
     at: float
@@ -103,8 +100,7 @@ class _Rise:
     total: int
 
 
-@dataclass(frozen=True, slots=True)
-class Sample:
+class Sample(Frozen):
     """One round of the watcher's own probes."""
 
     now: float
@@ -203,7 +199,7 @@ class Watcher:
         key = (event.kind, event.key) if isinstance(event, ev.EarlyWarning) else None
         if key is not None and key == self._tail_key and self._tail_run >= 2:
             last = self._buffer[-1]
-            self._buffer[-1] = dataclasses.replace(record, repeats=last.repeats + 1)
+            self._buffer[-1] = replace(record, repeats=last.repeats + 1)
             return
         self._tail_run = self._tail_run + 1 if key is not None and key == self._tail_key else 1
         self._tail_key = key
