@@ -9,7 +9,6 @@ import os
 import select
 import stat
 import sys
-import traceback
 from collections.abc import Callable
 from datetime import datetime, timedelta, tzinfo
 from typing import IO, TYPE_CHECKING, Any
@@ -25,7 +24,6 @@ from oomtrace.formats.base import Format
 from oomtrace.frozen import Frozen, replace
 from oomtrace.jsonshapes import Shape
 from oomtrace.keep import Lazily
-from oomtrace.listview import hosts_view, list_view
 from oomtrace.model import Analysis
 from oomtrace.redact import Redactor
 from oomtrace.sanitize import inert
@@ -81,6 +79,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except OomtraceError as error:
             if ctx.obj and ctx.obj.get("debug"):
+                import traceback  # only for --debug
+
                 traceback.print_exc()
             click.echo(f"oomtrace: error: {inert(str(error))}", err=True)
             ctx.exit(int(error.exit_code))
@@ -525,6 +525,8 @@ class _Unpadded:
 @_source_options
 def list_command(boots: bool, every: bool, by_host: bool, **options: Any) -> None:
     """Every OOM kill in the input, one line each (a crash loop's repeats one line)."""
+    from oomtrace.listview import hosts_view, list_view  # only `list` shows its view
+
     settings = _settings(**options)
     if boots:
         _list_boots(settings)

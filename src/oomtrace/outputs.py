@@ -17,7 +17,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any
 
@@ -132,6 +131,8 @@ def _place(path: str, option: str) -> tuple[bool, str, os.stat_result | None]:
 
 def _replace(target: str, existing: os.stat_result | None, write: Callable[[int], None]) -> None:
     """Written to a temporary file beside `target` and renamed over it when complete."""
+    import tempfile  # only when a file is written: a report to stdout starts without it
+
     fd, temporary = tempfile.mkstemp(prefix=".oomtrace-", dir=os.path.dirname(target))
     try:
         write(fd)

@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from oomtrace.listview import HostsView, ListView
-from oomtrace.model import Analysis
-from oomtrace.storyview import ReportView, WhyView
-from oomtrace.verdict import Verdict
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: `why` need not import the list's view
+    from oomtrace.listview import HostsView, ListView
+    from oomtrace.model import Analysis
     from oomtrace.sources.journal import Boot
+    from oomtrace.storyview import ReportView, WhyView
+    from oomtrace.verdict import Verdict
 
 
 class Format(ABC):

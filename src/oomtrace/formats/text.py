@@ -16,7 +16,6 @@ from oomtrace.charts import Bars, ShareChart
 from oomtrace.formats.base import Format
 from oomtrace.formats.textcharts import bar_rows, sparklines, stacked_bar
 from oomtrace.frozen import Frozen
-from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
 from oomtrace.storyview import Fact, Grid, MemoryView, ReportView, ServerLogView, StoryView, WhyView
@@ -24,6 +23,7 @@ from oomtrace.units import clock_time
 from oomtrace.verdict import Verdict
 
 if TYPE_CHECKING:
+    from oomtrace.listview import HostsView, ListView
     from oomtrace.sources.journal import Boot
 
 
