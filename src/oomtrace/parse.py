@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from oomtrace import events as ev
-from oomtrace.frozen import replace
+from oomtrace.frozen import field_names, replace
 from oomtrace.messages import MAX_MESSAGE, MESSAGES, MessageKind, begins_known, tasks_line
 from oomtrace.records import Record
 
@@ -210,7 +210,7 @@ def _more(event: ev.Event, before: ev.Event | None) -> bool:
         return False
     if isinstance(before, ev.Killed) and isinstance(event, ev.Killed) and before.comm_cut:
         return not event.comm_cut or len(event.comm) > len(before.comm)
-    fields = [f for f in event.__slots__ if f != "record"]  # type: ignore[attr-defined]
+    fields = [f for f in field_names(event) if f != "record"]
     now = sum(getattr(event, f) is not None for f in fields)
     then = sum(getattr(before, f) is not None for f in fields)
     if now != then:
