@@ -39,7 +39,8 @@ def replace(record: _F, /, **changes: Any) -> _F:
     return msgspec.structs.replace(record, **changes)
 
 
-def field_names(record: Frozen) -> tuple[str, ...]:
+def field_names(record: Frozen | type[Frozen]) -> tuple[str, ...]:
+    """The fields of a record or of its class, in order (`dataclasses.fields`, names only)."""
     return record.__struct_fields__
 
 
