@@ -315,9 +315,13 @@ def test_a_cgroup_oom_kill_with_no_kill_line_is_said_on_its_own_after_a_wait() -
 
 
 def _seed000_batches() -> tuple[list[Batch], int]:
-    """Seed 000 one record a batch, each with its cursor (`c<line>`), and the kill line's index."""
-    records = _records(SEED000)
-    batches = [Batch((r,), f"c{r.line_no}", cursors=(f"c{r.line_no}",)) for r in records if r.stamp.wall]
+    """Seed 000 one record a batch, each with its cursor (`c<line>`) and the one before it, and
+    the kill line's index."""
+    records = [r for r in _records(SEED000) if r.stamp.wall]
+    befores = [None, *(f"c{r.line_no}" for r in records[:-1])]
+    batches = [
+        Batch((r,), f"c{r.line_no}", cursors_before=(b,)) for r, b in zip(records, befores, strict=True)
+    ]
     kill = next(i for i, b in enumerate(batches) if "Killed process 1966928" in b.records[0].message)
     return batches, kill
 
@@ -349,7 +353,7 @@ def test_a_report_that_never_gets_its_kill_line_stops_holding_the_cursor() -> No
     start = next(i for i, b in enumerate(batches) if "invoked oom-killer" in b.records[0].message)
     for batch in batches[start:kill]:  # the report, cut before its kill line
         watcher.feed(batch, 0.0, datetime.now(UTC))
-    assert watcher.cursor is None  # held before the report's first line (nothing before it here)
+    assert watcher.cursor == batches[start - 1].cursor  # held before the report's first line
     watcher.tick(OPEN_REPORT_S + 1, datetime.now(UTC))
     assert watcher.cursor == batches[kill - 1].cursor
 
@@ -558,3 +562,39 @@ def test_reading_kmsg_as_a_file_points_to_watch_instead_of_hanging(tmp_path: Pat
     assert result.exit_code == 2, result.output
     assert "is the kernel's live log" in result.output and "oomtrace watch --source kmsg" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+# Lines a busy GPU server's ring buffer holds between reports (bench/make_log.py's noise).
+NOISE = (
+    "IPv6: ADDRCONF(NETDEV_CHANGE): veth3fa2: link becomes ready",
+    'audit: type=1400 audit(1794661083:7): apparmor="DENIED" operation="open" name="/proc/7/cgroup"',
+    "usb 1-3: new high-speed USB device number 5 using xhci_hcd",
+    "NVRM: Xid (PCI:0000:01:00): 13, pid=4121, name=python3, Graphics Exception: ESR 0x404600=0x80000002",
+)
+
+
+def test_the_batch_scan_asks_the_prefilter_about_every_line_it_would_keep() -> None:
+    """A kmsg follower scans each batch for anchors at once (prefilter.candidates) and asks the
+    prefilter only about those lines and a report's body: it must keep exactly the lines the
+    prefilter keeps when asked about every line, batch seams inside the report included."""
+    from oomtrace.prefilter import Prefilter, _holds_anchor_bytes, anchored
+
+    texts = []
+    for index, record in enumerate(_records(SEED000)):
+        texts += [NOISE[(index + n) % len(NOISE)] for n in range(3)] + [record.message]
+    parts = [f"6,{n},{n * 1000},-;{text}\n".encode() for n, text in enumerate(texts)]
+    every = Prefilter()
+    expected = [n for n, text in enumerate(texts) if every.wants(text)]
+    some = Prefilter()
+    got = []
+    for start in range(0, len(parts), 97):  # batches of 97: seams fall inside the report
+        batch = parts[start : start + 97]
+        got += [start + n for n in some.candidates(batch) if some.wants(texts[start + n])]
+    assert got == expected
+    # Noise outside the report left out (inside, a report keeps every line until its kill),
+    # and the report's body kept although its lines hold no anchor.
+    noise = [n for n, text in enumerate(texts) if text in NOISE[:3]]
+    assert 0 in noise and 0 not in got and len(set(noise) - set(got)) >= 15
+    assert any(text.startswith("Node 0 Normal free:") for text in (texts[n] for n in got))
+    # Hyperscan's joined scan (when installed) and the loop without it find the same parts.
+    assert anchored(parts) == {n for n, part in enumerate(parts) if _holds_anchor_bytes(part)}

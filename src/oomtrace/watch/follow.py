@@ -16,6 +16,7 @@ from datetime import UTC, datetime, tzinfo
 from oomtrace.errors import InputError
 from oomtrace.frozen import Frozen
 from oomtrace.jsonshapes import load_object
+from oomtrace.prefilter import Prefilter
 from oomtrace.prefixes import journal_records
 from oomtrace.records import Record, Stamp
 from oomtrace.sources.journal import (
@@ -34,16 +35,18 @@ _KMSG_READ = 16 * 1024
 
 
 class Batch(Frozen):
-    """What one read gave: records in order, where to resume after them, and what was lost."""
+    """What one read gave: the records that matter in order, where to resume after everything
+    read (noise included), and what was lost."""
 
     records: tuple[Record, ...]
     cursor: str | None
     lost: int = 0
     """Records the source says were lost before these (kmsg overwritten, a vacuumed cursor)."""
     lost_why: str = ""
-    cursors: tuple[str | None, ...] = ()
-    """Where to resume after each record (one per record; empty: only `cursor`, after them all).
-    The watcher saves the position past a record only once every story that needs it is told."""
+    cursors_before: tuple[str | None, ...] = ()
+    """Where to resume to read each record again: the position just before it (one per record;
+    empty: the batch before's `cursor`). The watcher saves no position past a record until
+    every story that needs it is told."""
 
 
 class Follower(ABC):
@@ -127,6 +130,7 @@ class KmsgFollower(Follower):
         # Uptime stamps become wall time by the realtime-monotonic offset, measured now.
         self._offset = time.time() - time.monotonic()
         self._line = 0
+        self._prefilter = Prefilter()
 
     def fileno(self) -> int:
         return self.fd
@@ -135,43 +139,83 @@ class KmsgFollower(Follower):
         return self._boot
 
     def read(self) -> Batch:
-        records: list[Record] = []
-        cursors: list[str | None] = []
+        """Every record the ring buffer holds past the last read, one os.read() each (/dev/kmsg
+        gives one record a read); only those the prefilter wants become records. A noise line
+        costs its read and its share of one anchor scan over the batch, nothing more."""
+        chunks, overrun = self._drain()
         lost, said = self._lost, self._lost_why
         self._lost, self._lost_why = 0, ""
-        overrun = False
-        while True:
-            try:
-                chunk = os.read(self.fd, _KMSG_READ)
-            except BlockingIOError:
-                break
-            except BrokenPipeError:  # EPIPE
-                overrun = True  # records were overwritten: the next read gives the oldest left
-                continue
-            if not chunk:
-                break
-            parsed = self._parse(chunk)
-            if parsed is None:
-                continue
-            seq, record = parsed
-            if seq <= self._after:
-                continue
-            if self._last_seq is not None and seq > self._last_seq + 1:
-                lost += seq - self._last_seq - 1
-            self._last_seq = seq
-            records.append(record)
-            cursors.append(self.cursor())
+        if self._after >= 0:
+            chunks = self._past_resume(chunks)
+        records: list[Record] = []
+        befores: list[str | None] = []
+        first_line = self._line
+        for index in self._prefilter.candidates(chunks):
+            parsed = self._parse(chunks[index], first_line + index + 1)
+            if parsed is not None and self._prefilter.wants(parsed[1].message):
+                seq, record = parsed
+                records.append(record)
+                befores.append(self._position(seq - 1))
+        self._line = first_line + len(chunks)
+        lost += self._count(chunks)
         why = said or (
             "the kernel ring buffer overwrote them before they were read" if (lost or overrun) else ""
         )
-        return Batch(tuple(records), self.cursor(), lost, why, tuple(cursors))
+        return Batch(tuple(records), self.cursor(), lost, why, tuple(befores))
+
+    def _drain(self) -> tuple[list[bytes], bool]:
+        """The records there are now, and whether the ring buffer overwrote some while they
+        were read (EPIPE: the next read gives the oldest left)."""
+        chunks: list[bytes] = []
+        overrun = False
+        read, fd = os.read, self.fd
+        while True:
+            try:
+                chunk = read(fd, _KMSG_READ)
+            except BlockingIOError:
+                break
+            except BrokenPipeError:  # EPIPE
+                overrun = True
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return chunks, overrun
+
+    def _past_resume(self, chunks: list[bytes]) -> list[bytes]:
+        """The records after the saved cursor's (a restart reads the ring buffer from its start).
+        Numbers only rise, so once one past it is read the rest are too."""
+        for index, chunk in enumerate(chunks):
+            seq = _seq(chunk)
+            if seq is not None and seq > self._after:
+                self._after = -1
+                return chunks[index:]
+        return []
+
+    def _count(self, chunks: list[bytes]) -> int:
+        """Records lost before or between these: the kernel numbers its records one by one, so
+        those missing are the rise in number less the records read."""
+        if not chunks:
+            return 0
+        last = next((s for s in map(_seq, reversed(chunks)) if s is not None), None)
+        if last is None:
+            return 0
+        before = self._last_seq
+        self._last_seq = last
+        if before is None:  # the first read of a whole ring buffer: numbered from its first
+            return 0
+        return max(last - before - len(chunks), 0)
 
     def cursor(self) -> str | None:
-        if self._boot is None or self._last_seq is None:
-            return None
-        return f"{self._boot}:{self._last_seq}"
+        return self._position(self._last_seq)
 
-    def _parse(self, chunk: bytes) -> tuple[int, Record] | None:
+    def _position(self, seq: int | None) -> str | None:
+        """The cursor past record `seq` of this boot."""
+        if self._boot is None or seq is None:
+            return None
+        return f"{self._boot}:{seq}"
+
+    def _parse(self, chunk: bytes, line_no: int) -> tuple[int, Record] | None:
         head, _, rest = chunk.partition(b";")
         fields = head.split(b",")
         if len(fields) < 3:
@@ -184,13 +228,12 @@ class KmsgFollower(Follower):
         # Continuation lines (" KEY=value") carry the device dictionary, not the message.
         message = _unescape(rest.split(b"\n", 1)[0])
         uptime = usec / 1_000_000
-        wall = datetime.fromtimestamp(self._offset + uptime, UTC).astimezone(self.zone)
-        self._line += 1
+        wall = datetime.fromtimestamp(self._offset + uptime, self.zone)
         raw = f"[{uptime:12.6f}] {message}"
         # Facility 0 is the kernel; lines written to /dev/kmsg by a program are facility 1 and
         # up (the kernel enforces it), and are read the same way: a driver shim may log so.
         stamp = Stamp(wall, uptime, wall.isoformat())
-        return seq, Record(self.path, self._line, raw, message, stamp, "kernel")
+        return seq, Record(self.path, line_no, raw, message, stamp, "kernel")
 
     def close(self) -> None:
         os.close(self.fd)
@@ -203,6 +246,12 @@ def _unescape(message: bytes) -> str:
 
 
 _KMSG_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
+
+
+def _seq(chunk: bytes) -> int | None:
+    """A kmsg record's sequence number (`prio,seq,usec,flags;text`), None if it is not one."""
+    fields = chunk.partition(b";")[0].split(b",", 2)
+    return int(fields[1]) if len(fields) > 2 and fields[1].isdigit() else None
 
 
 def _newest_seq(path: str) -> int | None:
@@ -222,9 +271,8 @@ def _newest_seq(path: str) -> int | None:
                 continue
             if not chunk:
                 break
-            fields = chunk.partition(b";")[0].split(b",")
-            if len(fields) > 1 and fields[1].isdigit():
-                newest = int(fields[1])
+            seq = _seq(chunk)
+            newest = newest if seq is None else seq
     finally:
         os.close(fd)
     return newest
@@ -245,23 +293,22 @@ class _JournalFollower(Follower):
         self._lost, self._lost_why = 0, ""
 
         self._records: list[Record] = []
-        self._cursors: list[str | None] = []
+        self._befores: list[str | None] = []
 
     def _add(self, entry: dict[str, object], cursor: str | None) -> None:
-        """The entry's records; the position passes the entry only after the last of them."""
+        """The entry's records, each to be read again from the position before the entry."""
         self._number += 1
         records = journal_records(entry, "journal", self._number, self._boot_ids, self.zone)
-        before = self._cursor
-        self._cursor = cursor or self._cursor
         self._records += records
-        self._cursors += [before] * (len(records) - 1) + [self._cursor] * bool(records)
+        self._befores += [self._cursor] * len(records)
+        self._cursor = cursor or self._cursor
 
     def _batch(self) -> Batch:
         lost, why = self._lost, self._lost_why
         self._lost, self._lost_why = 0, ""
-        records, cursors = tuple(self._records), tuple(self._cursors)
-        self._records, self._cursors = [], []
-        return Batch(records, self._cursor, lost, why, cursors)
+        records, befores = tuple(self._records), tuple(self._befores)
+        self._records, self._befores = [], []
+        return Batch(records, self._cursor, lost, why, befores)
 
 
 class JournalReaderFollower(_JournalFollower):

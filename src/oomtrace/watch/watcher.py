@@ -174,22 +174,23 @@ class Watcher:
             # -1: the source cannot count them, nor say that any were lost at all.
             count = f"{batch.lost:,} records lost" if batch.lost > 0 else "records may have been lost"
             self.emit(Notice("gap", "lost", wall, f"{count}: {batch.lost_why}", data={"lost": batch.lost}))
+        befores = batch.cursors_before
         for index, record in enumerate(batch.records):
             self._line = max(self._line, record.line_no)
+            if record.is_kernel and not self._prefilter.wants(record.message):
+                continue  # noise: no event, nothing kept (a follower may have dropped it already)
+            before = (befores[index] if index < len(befores) else None) or self._cursor
             event = parse_record(record)
-            if not record.is_kernel or self._prefilter.wants(record.message):
-                self._keep(record, event)
+            self._keep(record, event)
             if isinstance(event, ev.EarlyWarning):
                 if self.thresholds.kernel and event.kind != "lost-messages":
                     self._kernel_warning(event, now, wall)
             elif isinstance(event, ev.OomInvoked):
-                self._open = self._open or _Hold(self._cursor, now)
+                self._open = self._open or _Hold(before, now)
             elif _is_kill(event):
-                self._hold = self._hold or self._open or _Hold(self._cursor, now)
+                self._hold = self._hold or self._open or _Hold(before, now)
                 self._open = None
                 self._due = now + SETTLE_S
-            if index < len(batch.cursors):
-                self._cursor = batch.cursors[index] or self._cursor
         self._cursor = batch.cursor or self._cursor
 
     def _keep(self, record: Record, event: ev.Event | None = None) -> None:
@@ -219,6 +220,8 @@ class Watcher:
             self._buffer.popleft()
 
     def _kernel_warning(self, event: ev.EarlyWarning, now: float, wall: datetime) -> None:
+        if self._counted(event.kind, now):
+            return  # a driver's chatter, thousands a minute: counted before any words are made
         record = event.record
         summary = warning_summary(event.kind, event.key, event.text)
         meaning = MEANINGS.get(event.kind) or WARNING_LABELS.get(event.kind, "")
@@ -371,13 +374,12 @@ class Watcher:
         lines: tuple[dict[str, Any], ...] = (),
     ) -> None:
         """Say a warning, or count it when its kind was said less than `repeat_s` ago."""
+        if self._counted(kind, now):
+            return
         active = self._active.get(kind)
         if active is not None:
             active.last = now
             active.total += 1
-            if now - active.said < self.thresholds.repeat_s:
-                active.since_said += 1
-                return
             repeats = active.since_said
             active.said, active.since_said = now, 0
             text += f" (still; {repeats:,} more since it was last said)" if repeats else " (still)"
@@ -392,6 +394,17 @@ class Watcher:
             self._keep(own)
             notice_lines = (_line_json(own),)
         self.emit(Notice("warning", kind, wall, text, meaning, dict(data or {}), notice_lines))
+
+    def _counted(self, kind: str, now: float) -> bool:
+        """Is this warning's kind active and said less than `repeat_s` ago? Then it is counted
+        (and said with the count later), not said."""
+        active = self._active.get(kind)
+        if active is None or now - active.said >= self.thresholds.repeat_s:
+            return False
+        active.last = now
+        active.total += 1
+        active.since_said += 1
+        return True
 
     def _clear(self, kind: str, wall: datetime, text: str) -> None:
         active = self._active.pop(kind)
