@@ -16,13 +16,14 @@ from datetime import UTC, datetime, tzinfo
 from oomtrace.errors import InputError
 from oomtrace.frozen import Frozen
 from oomtrace.jsonshapes import load_object
-from oomtrace.prefilter import Prefilter
-from oomtrace.prefixes import journal_records
+from oomtrace.prefilter import Prefilter, anchored
+from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record, Stamp
 from oomtrace.sources.journal import (
     JournalQuery,
     _add_matches,
     _entry,
+    _field,
     _journalctl,
     _matches_argv,
     _open_reader,
@@ -294,6 +295,16 @@ class _JournalFollower(Follower):
 
         self._records: list[Record] = []
         self._befores: list[str | None] = []
+        self._prefilter = Prefilter()
+
+    def _wanted(self, kernel: bool, message: str) -> bool:
+        """Every userspace entry (they are few); kernel lines the prefilter keeps."""
+        return not kernel or self._prefilter.wants(message)
+
+    def _skip(self, cursor: str | None) -> None:
+        """An entry the prefilter does not want: numbered and passed, never decoded whole."""
+        self._number += 1
+        self._cursor = cursor or self._cursor
 
     def _add(self, entry: dict[str, object], cursor: str | None) -> None:
         """The entry's records, each to be read again from the position before the entry."""
@@ -364,10 +375,16 @@ class JournalReaderFollower(_JournalFollower):
         return int(self.reader.fileno())
 
     def read(self) -> Batch:
-        self.reader.process()
-        while self._pending or self.reader._next():
+        reader = self.reader
+        reader.process()
+        # _next/_get read one field without decoding the entry: most kernel entries are noise.
+        while self._pending or reader._next():
             self._pending = False
-            self._add(_entry(self.reader), self.reader._get_cursor())
+            kernel = _field(reader, "_TRANSPORT") == "kernel"
+            if self._wanted(kernel, _field(reader, "MESSAGE")):
+                self._add(_entry(reader), reader._get_cursor())
+            else:
+                self._skip(reader._get_cursor())
         return self._batch()
 
     def close(self) -> None:
@@ -419,12 +436,25 @@ class JournalctlFollower(_JournalFollower):
                 break
             self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
-        for line in lines:
+        found = anchored(lines) if lines else set()
+        for index, line in enumerate(lines):
+            if index not in found and not self._prefilter.in_region and _KERNEL_FIELD in line:
+                # No anchor anywhere in its JSON, none in its message: passed without parsing
+                # (unless the message is an array of bytes, whose anchors only decoding shows).
+                cursor = _json_cursor(line)
+                if cursor is not None and _BYTES_MESSAGE not in line:
+                    self._skip(cursor)
+                    continue
             entry = load_object(line)
             if entry is None:
                 continue
             cursor = entry.get("__CURSOR")
-            self._add(entry, cursor if isinstance(cursor, str) else None)
+            cursor = cursor if isinstance(cursor, str) else None
+            kernel = entry.get("_TRANSPORT") == "kernel"
+            if self._wanted(kernel, journal_message(entry.get("MESSAGE"))):
+                self._add(entry, cursor)
+            else:
+                self._skip(cursor)
         return self._batch()
 
     def close(self) -> None:
@@ -433,6 +463,23 @@ class JournalctlFollower(_JournalFollower):
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.process.kill()
+
+
+# journalctl -o json's fields as they print, without spaces: the transport of a kernel entry, a
+# MESSAGE journald keeps as bytes (not UTF-8), and the cursor, printed first.
+_KERNEL_FIELD = b'"_TRANSPORT":"kernel"'
+_BYTES_MESSAGE = b'"MESSAGE":['
+_CURSOR_FIELD = b'"__CURSOR":"'
+
+
+def _json_cursor(line: bytes) -> str | None:
+    """An entry's cursor read from its JSON line without parsing it (cursors hold no quote)."""
+    start = line.find(_CURSOR_FIELD)
+    if start < 0:
+        return None
+    start += len(_CURSOR_FIELD)
+    end = line.find(b'"', start)
+    return line[start:end].decode("ascii", "replace") if end > start else None
 
 
 def _entries_between(gone: str, found: str | None) -> int | None:
