@@ -202,9 +202,9 @@ class KmsgFollower(Follower):
         if last is None:
             return 0
         before = self._last_seq
-        self._last_seq = last
         if before is None:  # the first read of a whole ring buffer: numbered from its first
-            return 0
+            before = next(s for s in map(_seq, chunks) if s is not None) - 1
+        self._last_seq = last
         return max(last - before - len(chunks), 0)
 
     def cursor(self) -> str | None:
