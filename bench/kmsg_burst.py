@@ -1,6 +1,6 @@
 """Write kernel-log noise to /dev/kmsg at a steady rate (root): the watcher's burst load.
 
-    python bench/kmsg_burst.py --rate 10000 --seconds 60
+    python bench/kmsg_burst.py --rate 10000 --seconds 60 [--slice-ms 10]
 
 One line in a thousand is an NVRM NV_ERR_NO_MEMORY (a warning, said once a minute and counted
 between), the rest make_log.py's noise, of which one line in twenty is an NVRM Xid. These go
@@ -42,12 +42,15 @@ def main() -> None:
     )
     parser.add_argument("--rate", type=int, default=10_000, help="lines a second")
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument(
+        "--slice-ms", type=float, default=10, help="write in slices this long (0.2: nearly evenly)"
+    )
     options = parser.parse_args()
     rng = random.Random(16)
     fd = os.open("/dev/kmsg", os.O_WRONLY)
     written = 0
     start = time.monotonic()
-    tick = 0.01  # write in 10 ms slices
+    tick = options.slice_ms / 1000
     while (now := time.monotonic()) - start < options.seconds:
         due = int((now - start) * options.rate)
         while written < due:
