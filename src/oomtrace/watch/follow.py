@@ -33,6 +33,9 @@ KMSG = "/dev/kmsg"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 # A kmsg record is at most this long (printk's record, its prefix and dictionary).
 _KMSG_READ = 16 * 1024
+# Records read into one batch at most (about a megabyte): a flood faster than the reads is left
+# for the next batch (the poll wakes at once), not gathered without bound.
+_KMSG_BATCH = 10_000
 
 
 class Batch(Frozen):
@@ -170,7 +173,7 @@ class KmsgFollower(Follower):
         chunks: list[bytes] = []
         overrun = False
         read, fd = os.read, self.fd
-        while True:
+        while len(chunks) < _KMSG_BATCH:
             try:
                 chunk = read(fd, _KMSG_READ)
             except BlockingIOError:
