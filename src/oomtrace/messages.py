@@ -9,6 +9,7 @@ to an event), and its label. Adding a message is one entry in MESSAGES.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -1223,6 +1224,11 @@ def begins_known(text: str) -> bool:
 
 def message_start(text: str) -> int:
     """Where the first known message begins in `text` (0 when it begins it, or none is there)."""
+    # Asked of every report line; a crash loop repeats its report lines word for word.
+    return _message_start_seen(text) if len(text) <= 512 else _message_start(text)
+
+
+def _message_start(text: str) -> int:
     starts = []
     found = _BEGINS.search(text)
     if found:
@@ -1238,6 +1244,9 @@ def message_start(text: str) -> int:
             head = text[:at]
             starts.append(max(head.rfind(sep) + len(sep) if sep in head else 0 for sep in _SEPARATORS))
     return min(starts) if starts else 0
+
+
+_message_start_seen = functools.lru_cache(maxsize=4096)(_message_start)
 
 
 def readme_table() -> str:
