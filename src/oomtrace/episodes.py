@@ -725,9 +725,7 @@ class _Freezer:
             tasks=tuple(tasks),
             kernel=kernel,
             hardware=h.name if isinstance(h := self.first(ev.HardwareName), ev.HardwareName) else None,
-            call_trace=tuple(
-                Frame(e.function, e.module, e.reliable) for e in self.all(ev.CallFrame)[:MAX_FRAMES]
-            ),
+            call_trace=tuple(_frame(e) for e in self.all(ev.CallFrame)[:MAX_FRAMES]),
             mem_info=mem_info,
             zones=zones,
             node_counters={e.node: dict(e.values_kb) for e in self.all(ev.NodeLine)},
@@ -1024,6 +1022,21 @@ class _Freezer:
         if draft.kill is None and not self.all(ev.NoKillable) and not self.all(ev.OomPanic):
             missing.append("kill")
         return tuple(missing)
+
+
+_FRAMES_SEEN: dict[tuple[str, str | None, bool], Frame] = {}
+"""One Frame for each (function, module, reliable): a crash loop's reports print the same stack,
+and a Frame is frozen, so every episode can hold the same one."""
+
+
+def _frame(event: ev.CallFrame) -> Frame:
+    key = (event.function, event.module, event.reliable)
+    frame = _FRAMES_SEEN.get(key)
+    if frame is None:
+        if len(_FRAMES_SEEN) >= 4096:
+            _FRAMES_SEEN.clear()
+        frame = _FRAMES_SEEN[key] = Frame(*key)
+    return frame
 
 
 def _header_quoted_after_kill(kill_draft: _Draft, header_draft: _Draft) -> bool:

@@ -265,12 +265,31 @@ def _more(event: ev.Event, before: ev.Event | None) -> bool:
     )
 
 
+_rows_seen: dict[tuple[str, tuple[str, ...]], dict[str, int | str] | None] = {}
+"""Tasks rows split before: a crash loop's tables repeat the rows of the tasks that did not
+change (bounded as the parse memo is)."""
+
+
 def split_task_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] | None:
     """Columns of a tasks-table row after its `[pid]`, as the header names them.
 
     The name is last and may hold spaces, so only the numeric columns are split off.
     Without a header (a cut report) every leading integer is a column, named col2...
     """
+    if len(rest) > _MEMO_LONGEST:
+        return _split_task_row(rest, columns)
+    key = (rest, columns)
+    try:
+        row = _rows_seen[key]
+    except KeyError:
+        row = _split_task_row(rest, columns)
+        if len(_rows_seen) >= _MEMO_SIZE:
+            _rows_seen.clear()
+        _rows_seen[key] = row
+    return dict(row) if row is not None else None  # the caller's own, to change as it likes
+
+
+def _split_task_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] | None:
     numeric = [c for c in columns[1:] if c != "name"]
     if numeric:
         parts = rest.split(None, len(numeric))
