@@ -304,3 +304,50 @@ def test_why_all_in_markdown_words_only_what_fits_under_githubs_limit(tmp_path: 
     assert result.exit_code == 0, result.output
     assert len(result.stdout) < GITHUB_LIMIT
     assert "more incident(s) left out to stay under GitHub's" in result.stdout
+
+
+def _uptime_loop(path: Path, kills: int) -> Path:
+    """A dmesg crash loop, uptimes only: a memcg report every 600 s, and every other time a global
+    one (seed 000's lines) between; wall times come from --boot-time."""
+    seed = [line.split(" kernel: ", 1)[1] for line in REPORT if " kernel: " in line]
+    lines = []
+    for n in range(kills):
+        for line in MEMCG:
+            stamp, message = line.split("] ", 1)
+            uptime = float(stamp.strip("[ ")) + 600 * n
+            lines.append(f"[{uptime:12.6f}] {message.replace('2110', str(10_000 + n))}")
+        if n % 2:
+            lines += [f"[{600 * n + 300:12.6f}] {message}" for message in seed]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("shape", ["journal-stamped", "uptimes"])
+def test_kills_kept_unfrozen_until_the_end_tell_what_kills_frozen_at_once_tell(
+    tmp_path: Path, few_kept: None, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    """A report past the first kept ones stays a draft until it is elided or the log ends
+    (episodes.DEFER_EVENTS): every answer is the same as when each report is frozen as it closes."""
+    if shape == "uptimes":
+        log = _uptime_loop(tmp_path / "loop.log", 20)
+        extra: tuple[str, ...] = ("--boot-time", "2026-11-01 00:00:00+00:00")
+    else:
+        log = crash_loop(tmp_path / "loop.log", 20)
+        extra = ()
+    commands = [
+        ("list", "--format", "json"),
+        ("why", "--all", "oomprobe-hog", "--format", "json"),
+        ("why", "10008", "--format", "json"),
+        ("report", "--format", "markdown"),
+        ("list", "--since", "2026-11-01 02:30", "--format", "json"),
+    ]
+
+    def answers() -> list[str]:
+        return [run(*command, "-k", str(log), "--tz", "UTC", *extra).output for command in commands]
+
+    deferred = answers()
+    monkeypatch.setattr(episodes, "DEFER_EVENTS", 0)  # every report frozen as it closes
+    assert answers() == deferred
+    elided = json.loads(deferred[0])["source"]["elided"]
+    assert elided["kills"] == (13 if shape == "journal-stamped" else 23)  # as the test needs
+    assert "2026-11-01" in deferred[3]  # the uptimes were given wall times

@@ -37,7 +37,7 @@ from oomtrace.model import (
 )
 from oomtrace.parse import split_task_row
 from oomtrace.records import Record, Stamp
-from oomtrace.services import cause_of, join_units, unit_of, userspace_episode, victim_label
+from oomtrace.services import bare_episode, cause_of, join_units, unit_of, userspace_episode, victim_label
 
 # Repeats of one warning further apart than this start a new run.
 REPEAT_GAP_S = 3600.0
@@ -69,6 +69,11 @@ MAX_FRAMES = 64
 # How far (in records) a userspace killer's act may follow the line naming its victim.
 NAMED_VICTIM_LINES = 50
 MAX_UNPARSED_KEPT = 50
+# A closed report past the first KEPT_FIRST is kept as its draft (and frozen only if it is
+# still among the last KEPT_LAST at the end) when it holds at most this many events: a crash
+# loop's middle kills are counted, never shown, and freezing each was a tenth of `list`. A
+# bigger report is frozen at once, so that the drafts held stay small (1,000 of them).
+DEFER_EVENTS = 200
 # Lines that surely belong to an OOM report even when its header was cut off.
 _STRONG = (ev.OomKillSummary, ev.TaskInMemcg, ev.TasksHeader, ev.KillChosen, ev.Killed)
 _BODY = (
@@ -198,8 +203,11 @@ class EpisodeBuilder:
         self._seq = 0
         self._current: _Draft | None = None
         self._elided = _Elision()
-        self._frozen: FirstAndLast[Episode] = FirstAndLast(KEPT_FIRST, KEPT_LAST, self._elided.add)
-        """Finished kills (kernel reports without their events, userspace kills), in input order."""
+        self._frozen: FirstAndLast[Episode | _Deferred] = FirstAndLast(
+            KEPT_FIRST, KEPT_LAST, lambda kept: self._elided.add(_outline(kept))
+        )
+        """Finished kills (kernel reports without their events, userspace kills), in input order;
+        a report that may yet be elided is kept unfrozen (_Deferred)."""
         self._since = since - timedelta(seconds=RANGE_MARGIN_S) if since is not None else None
         self._until = until + timedelta(seconds=RANGE_MARGIN_S) if until is not None else None
         self._outside = 0
@@ -429,10 +437,17 @@ class EpisodeBuilder:
 
     def _freeze_oldest(self) -> None:
         draft = self._recent.popleft()
-        if draft.events:
-            self._keep(_Freezer(draft, self).episode(0))
+        if not draft.events:
+            return
+        freezer = _Freezer(draft, self)
+        if self._frozen.filling_first() or len(draft.events) > DEFER_EVENTS:
+            self._keep(freezer.episode(0))
+        else:
+            self._keep(freezer.outline(), freezer)
 
-    def _keep(self, episode: Episode) -> None:
+    def _keep(self, episode: Episode, freezer: _Freezer | None = None) -> None:
+        """Keep a kill (unless outside the range or read twice); with `freezer`, `episode` is
+        the report's outline and the freezer makes the whole episode if it is kept to the end."""
         time = self._resolve(episode.moment).time
         if time is not None and (
             (self._since is not None and time < self._since)
@@ -443,7 +458,7 @@ class EpisodeBuilder:
         if self._already_kept(episode, time):
             self._read_twice += 1
             return
-        self._frozen.append(episode)
+        self._frozen.append(episode if freezer is None else _Deferred(episode, freezer))
 
     def _already_kept(self, episode: Episode, time: datetime | None) -> bool:
         """The same kill read from a second source (kern.log and kern.log.1 overlapping, a
@@ -577,8 +592,8 @@ class EpisodeBuilder:
                 while self._recent:
                     self._freeze_oldest()
         # Boot times learnt after a report was frozen still give its uptimes a wall time.
-        head = [self._resolved(e) for e in self._frozen.head()]
-        tail = [self._resolved(e) for e in self._frozen.tail()]
+        head = [self._resolved(_thawed(e)) for e in self._frozen.head()]
+        tail = [self._resolved(_thawed(e)) for e in self._frozen.tail()]
         self._frozen = FirstAndLast(0, 0)
         notes = [
             UnitNote(
@@ -748,6 +763,18 @@ class _Freezer:
             raw_lines=tuple(draft.raw_lines),
             trimmed=self.trimmed(len(tasks)),
             table_rows=self.draft.task_rows if self.draft.task_rows > len(tasks) else None,
+        )
+
+    def outline(self) -> Episode:
+        """What keeping and eliding a kill read of it (when, who, which limit), as the whole
+        episode has them; the report's other fields left empty."""
+        draft = self.draft
+        summary = self.first(ev.OomKillSummary)
+        _, tasks = self.tasks()
+        constraint, _ = self.constraint(summary, self.first(ev.TaskInMemcg))
+        moment = self.builder._resolve(self.builder._draft_moment(draft))
+        return bare_episode(
+            "kernel", moment, draft.host, victim=self.victim(summary, tasks), constraint=constraint
         )
 
     def trimmed(self, kept_rows: int) -> tuple[str, ...]:
@@ -1022,6 +1049,24 @@ class _Freezer:
         if draft.kill is None and not self.all(ev.NoKillable) and not self.all(ev.OomPanic):
             missing.append("kill")
         return tuple(missing)
+
+
+@dataclass(frozen=True, slots=True)
+class _Deferred:
+    """A kill kept unfrozen: its outline, and the freezer that makes the whole episode."""
+
+    outline: Episode
+    freezer: _Freezer
+
+
+def _outline(kept: Episode | _Deferred) -> Episode:
+    return kept.outline if isinstance(kept, _Deferred) else kept
+
+
+def _thawed(kept: Episode | _Deferred) -> Episode:
+    # The freezer resolves times with the boot times known now, a superset of those known when
+    # the report closed (EpisodeBuilder._resolved fills the rest either way).
+    return kept.freezer.episode(0) if isinstance(kept, _Deferred) else kept
 
 
 _FRAMES_SEEN: dict[tuple[str, str | None, bool], Frame] = {}

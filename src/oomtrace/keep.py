@@ -39,6 +39,10 @@ class FirstAndLast(Generic[T]):
             if self._dropped is not None:
                 self._dropped(gone)
 
+    def filling_first(self) -> bool:
+        """Is the next item one of the first (kept whatever follows)?"""
+        return len(self._first) < self._first_size
+
     def head(self) -> list[T]:
         return list(self._first)
 
