@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from oomtrace.formats.text import _FACTS, _MEMORY, _TIMELINE, _laid_out, _Layout, _table
+from oomtrace.formats.text import _FACTS, _MEMORY, _TIMELINE, TextFormat, _laid_out, _Layout, _table
 
 WORDS = st.text(alphabet="abcdefghij·… ←-", min_size=0, max_size=30)
 CELL = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
@@ -76,3 +76,37 @@ def test_the_layout_draws_what_richs_table_draws(
     assert _lines(width, ours) == _lines(width, _rich(cells, layout))
     # ...and the fallback for rows that do not fit draws the same where they do.
     assert _lines(width, ours) == _lines(width, _table(cells, layout))
+
+
+STYLES = st.sampled_from(["", "bold", "dim", "yellow", "bold red", "red"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    width=st.integers(40, 140),
+    title=st.sampled_from(["", "Timeline"]),
+    rows=st.lists(st.tuples(WORDS, STYLES, CELL, STYLES), min_size=1, max_size=6),
+)
+def test_a_laid_out_block_prints_the_bytes_rich_prints_for_it(
+    width: int, title: str, rows: list[tuple[str, str, str, str]]
+) -> None:
+    """TextFormat._print writes the block's segments itself (rich only cut the unwrapped text into
+    lines and joined them again): the same bytes, styles and all, on a colour terminal."""
+    cells = [[Text(a.strip(), style=sa), Text(b, style=sb)] for a, sa, b, sb in rows]
+    if _laid_out(cells, _FACTS, Console(file=io.StringIO(), width=width)) is None:
+        return  # too wide for the labels: rich's table draws it, as before
+
+    def printed(ours: bool) -> str:
+        out = io.StringIO()
+        console = Console(file=out, width=width, force_terminal=True, color_system="truecolor")
+        if ours:
+            TextFormat(console)._print(cells, _FACTS, title)
+        else:
+            text = _laid_out(cells, _FACTS, console)
+            assert text is not None
+            if title:
+                text = Text("\n").join([Text(), Text(title, style="bold"), text])
+            console.print(text, no_wrap=True, overflow="ignore", crop=False)
+        return out.getvalue()
+
+    assert printed(True) == printed(False)
