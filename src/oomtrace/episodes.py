@@ -93,6 +93,21 @@ _BODY = (
     ev.MemcgStatsHeader,
     ev.MemcgStat,
 )
+# The lines feed() hands to _body, as it tests them: those of no kind it tests before.
+_FED_BEFORE = (
+    ev.EarlyWarning,
+    ev.OomInvoked,
+    ev.Killed,
+    ev.Reaped,
+    ev.ProcessCrash,
+    ev.VictimNamed,
+    ev.UserspaceKill,
+    ev.UnitRecord,
+    ev.CallbacksSuppressed,
+    ev.NoKillable,
+    ev.OomPanic,
+)
+_REPORT_LINES = frozenset(t for t in (*_STRONG, *_BODY) if not issubclass(t, _FED_BEFORE))
 _CONSTRAINTS = {
     "CONSTRAINT_NONE": "global",
     "CONSTRAINT_MEMCG": "memcg",
@@ -286,6 +301,9 @@ class EpisodeBuilder:
         if event is None:
             if record.is_kernel and any(word in record.message for word in _OOM_WORDS):
                 self._note_unparsed(record)
+            return
+        if type(event) in _REPORT_LINES:  # most events; _FED_BEFORE names the kinds tested below
+            self._body(event)
             return
         if isinstance(event, ev.EarlyWarning):
             self._warning(event)
@@ -523,7 +541,9 @@ class EpisodeBuilder:
     # ---- bookkeeping --------------------------------------------------------------
 
     def _note_span(self, record: Record) -> None:
-        info = self._sources.setdefault(record.source, _new_source_info("file"))
+        info = self._sources.get(record.source)
+        if info is None:
+            info = self._sources[record.source] = _new_source_info("file")
         info["records"] = int(info["records"]) + 1  # type: ignore[call-overload]
         stamp = record.stamp
         if stamp.wall is None and stamp.uptime is None and stamp.clock is None:

@@ -248,6 +248,9 @@ class LineSplitter:
         if same is not None and line.startswith(same[0]):
             message = self._after_same(line, len(same[0]))
             if message is not None:
+                if "#012" not in message:  # one record, made as _records makes it
+                    stamp = same[1]
+                    return [Record(self.source, line_no, line, message, stamp, "kernel", None, 0, None, True)]
                 return self._records(line, line_no, _Split(same[1], "kernel", None, None, message, True))
         self._same = None
         if line.startswith("{"):
