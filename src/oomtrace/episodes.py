@@ -7,7 +7,7 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from oomtrace import events as ev
 from oomtrace.badness import rss_pages, score_row
@@ -1072,8 +1072,7 @@ class _Freezer:
         return tuple(missing)
 
 
-@dataclass(frozen=True, slots=True)
-class _Deferred:
+class _Deferred(NamedTuple):
     """A kill kept unfrozen: its outline, and the freezer that makes the whole episode."""
 
     outline: Episode
