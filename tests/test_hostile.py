@@ -366,3 +366,18 @@ def test_json_escapes_invisible_characters_and_keeps_backslashes(
     # `"h\\\\o\\\\-g\\u202e...`: the name as JSON writes it, so it reads back whole, every backslash kept
     # (less the zero-width space, which the reader drops as a copy's artefact: prefixes._INVISIBLE).
     assert json.dumps(name.replace("\u200b", ""))[1:-1] in result.stdout
+
+
+def test_an_uptime_past_the_years_a_date_holds_learns_no_boot_time(tmp_path: Path) -> None:
+    """fuzz/fuzz_lines.py found it: an ISO stamp and an uptime of 392915700597 s (12,000 years)
+    on one line was an OverflowError; now that line teaches no boot time, and the kill's own
+    stamps still date it."""
+    report = (FIXTURES / "real_memcg_v1_6.18" / "kernel.log").read_text().splitlines()
+    lines = ["2023-12-04T10:49:30.127Z gpu1 kernel: [392915700597.28] usb 1-1: new device"]
+    lines += [f"2023-12-04T10:49:31.000Z gpu1 kernel: {line}" for line in report]
+    path = tmp_path / "overflow.log"
+    path.write_text("\n".join(lines) + "\n")
+    result = run("list", "-k", str(path), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    episodes = json.loads(result.stdout)["episodes"]
+    assert len(episodes) == 1 and episodes[0]["time"].startswith("2023-12-04T10:49:3")

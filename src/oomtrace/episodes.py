@@ -553,9 +553,9 @@ class EpisodeBuilder:
             return
         info["recognised"] = int(info["recognised"]) + 1  # type: ignore[call-overload]
         if stamp.wall is not None and stamp.uptime is not None:
-            self._offsets.setdefault(
-                (record.source, stamp.boot), stamp.wall - timedelta(seconds=stamp.uptime)
-            )
+            boot = _minus_seconds(stamp.wall, stamp.uptime)
+            if boot is not None:
+                self._offsets.setdefault((record.source, stamp.boot), boot)
         if info["first"] is None:
             info["first"] = (record, self._seq)
         elif record.separate and stamp.wall is not None and _earlier(stamp, info["first"]):
@@ -592,8 +592,8 @@ class EpisodeBuilder:
         boot = self._offsets.get((moment.source, moment.boot))
         if boot is None:
             return moment
-        time = boot + timedelta(seconds=moment.uptime_s)
-        return replace(moment, time=time)
+        time = _minus_seconds(boot, -moment.uptime_s)
+        return replace(moment, time=time) if time is not None else moment
 
     # ---- output -----------------------------------------------------------------
 
@@ -1276,6 +1276,15 @@ def _seconds(a: Stamp, b: Stamp) -> float | None:
     if a.clock is not None and b.clock is not None:
         return b.clock - a.clock
     return None
+
+
+def _minus_seconds(time: datetime, seconds: float) -> datetime | None:
+    """`time` less `seconds`, or None past the years a datetime holds (a mangled line's uptime
+    of 392915700597 s, 12,000 years, found by fuzz/fuzz_lines.py): no boot time is learnt."""
+    try:
+        return time - timedelta(seconds=seconds)
+    except OverflowError:
+        return None
 
 
 def record_gap(a: Record, b: Record) -> float | None:
