@@ -35,15 +35,7 @@ make_inputs() {
         log_input kern-100m.log --mib 100
         log_input kern-3g.log --mib 3072
     fi
-    if want fleet; then
-    # A journal-remote store of many hosts (issue 15), read one host's files at a time.
-    for reader in python journalctl; do
-        row "20-host store, $ENTRIES entries a host: list --by-host ($reader reader)" "<=1.0x" \
-            "$OOMTRACE list --by-host -D $FLEET --journal-reader $reader -f json" \
-            "journalctl -k -o json" "journalctl -D $FLEET -k -o json" "${FLEET_PAIRS:-3}"
-    done
-fi
-if want stdin; then log_input kern-650m.log --mib 650; fi
+    if want stdin; then log_input kern-650m.log --mib 650; fi
     if want quiet; then log_input quiet-1g.log --mib 1024 --style kernlog --no-xid; fi
     if want journalctl-text; then log_input journalctl-1g.log --mib 1024 --style journalctl; fi
     if want reports; then
@@ -154,6 +146,14 @@ if want journal; then
         row "journal, 1M entries: list ($reader reader)" "(no target)" \
             "$OOMTRACE list -D $OUT/journal --journal-reader $reader" \
             "journalctl -k -o json" "journalctl -D $OUT/journal -k -o json" 3
+    done
+fi
+if want fleet; then
+    # A journal-remote store of many hosts (issue 15), read one host's files at a time.
+    for reader in python journalctl; do
+        row "20-host store, $ENTRIES entries a host: list --by-host ($reader reader)" "<=1.0x" \
+            "$OOMTRACE list --by-host -D $FLEET --journal-reader $reader -f json" \
+            "journalctl -k -o json" "journalctl -D $FLEET -k -o json" "${FLEET_PAIRS:-3}"
     done
 fi
 if want stdin; then
