@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -1089,19 +1090,15 @@ def _thawed(kept: Episode | _Deferred) -> Episode:
     return kept.freezer.episode(0) if isinstance(kept, _Deferred) else kept
 
 
-_FRAMES_SEEN: dict[tuple[str, str | None, bool], Frame] = {}
-"""One Frame for each (function, module, reliable): a crash loop's reports print the same stack,
-and a Frame is frozen, so every episode can hold the same one."""
-
-
 def _frame(event: ev.CallFrame) -> Frame:
-    key = (event.function, event.module, event.reliable)
-    frame = _FRAMES_SEEN.get(key)
-    if frame is None:
-        if len(_FRAMES_SEEN) >= 4096:
-            _FRAMES_SEEN.clear()
-        frame = _FRAMES_SEEN[key] = Frame(*key)
-    return frame
+    return _shared_frame(event.function, event.module, event.reliable)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared_frame(function: str, module: str | None, reliable: bool) -> Frame:
+    """One Frame for each (function, module, reliable): a crash loop's reports print the same
+    stack, and a Frame is frozen, so every episode can hold the same one."""
+    return Frame(function, module, reliable)
 
 
 def _header_quoted_after_kill(kill_draft: _Draft, header_draft: _Draft) -> bool:

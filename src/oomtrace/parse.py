@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -265,11 +266,6 @@ def _more(event: ev.Event, before: ev.Event | None) -> bool:
     )
 
 
-_rows_seen: dict[tuple[str, tuple[str, ...]], dict[str, int | str] | None] = {}
-"""Tasks rows split before: a crash loop's tables repeat the rows of the tasks that did not
-change (bounded as the parse memo is)."""
-
-
 def split_task_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] | None:
     """Columns of a tasks-table row after its `[pid]`, as the header names them.
 
@@ -278,15 +274,15 @@ def split_task_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] 
     """
     if len(rest) > _MEMO_LONGEST:
         return _split_task_row(rest, columns)
-    key = (rest, columns)
-    try:
-        row = _rows_seen[key]
-    except KeyError:
-        row = _split_task_row(rest, columns)
-        if len(_rows_seen) >= _MEMO_SIZE:
-            _rows_seen.clear()
-        _rows_seen[key] = row
+    row = _split_seen_row(rest, columns)
     return dict(row) if row is not None else None  # the caller's own, to change as it likes
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _split_seen_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] | None:
+    """Rows split before: a crash loop's tables repeat the rows of the tasks that did not change
+    (bounded as the parse memo is). Callers get a copy: the cached dict is never handed out."""
+    return _split_task_row(rest, columns)
 
 
 def _split_task_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] | None:
