@@ -103,17 +103,13 @@ def _found(anchor: int, start: int, end: int, flags: int, found: list[int]) -> N
 def _compiled(table: tuple[tuple[str, tuple[int, ...]], ...]) -> tuple[Any, Any]:
     """The anchors as one Hyperscan database (each reported once a line) and the scratch
     space's class; (False, None) without Hyperscan."""
-    try:
-        import hyperscan
-    except ImportError:  # no wheel for this platform: the Python loop, same answers
+    from oomtrace.prefilter import literal_database  # here: a short run never needs it
+
+    database = literal_database([anchor for anchor, _ in table], once=[True] * len(table))
+    if database is None:  # no Hyperscan: the Python loop, same answers
         return False, None
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(
-        expressions=[re.escape(anchor).encode() for anchor, _ in table],
-        ids=list(range(len(table))),
-        elements=len(table),
-        flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(table),
-    )
+    import hyperscan
+
     return database, hyperscan.Scratch
 
 

@@ -145,22 +145,31 @@ def _matched(_id: int, _start: int, end: int, _flags: int, ends: list[int]) -> N
     ends.append(end)
 
 
-@functools.cache
-def _joined_database() -> Any:
-    """ANCHORS as one Hyperscan database that reports every match (a joined scan needs each
-    part's, not one a scan); None without Hyperscan. Imported only now: most commands never
-    scan joined parts, and the import is not free."""
+def literal_database(
+    literals: Sequence[str], ids: Sequence[int] | None = None, once: Sequence[bool] | None = None
+) -> Any:
+    """The literals as one Hyperscan block-mode database, each reported with its id (its
+    position unless `ids` says), once a scan where `once` says so and at every match elsewhere;
+    None without Hyperscan (no wheel for this platform: the callers' loops of `in` tests, the
+    same answers). Imported only now: the import is not free, and short runs never scan."""
     try:
         import hyperscan
-    except ImportError:  # no wheel for this platform: the loop of `in` tests, same answers
+    except ImportError:
         return None
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(
-        expressions=[re.escape(anchor).encode() for anchor in ANCHORS],
-        ids=list(range(len(ANCHORS))),
-        elements=len(ANCHORS),
+        expressions=[re.escape(literal).encode() for literal in literals],
+        ids=list(ids if ids is not None else range(len(literals))),
+        elements=len(literals),
+        flags=[hyperscan.HS_FLAG_SINGLEMATCH if single else 0 for single in once or [False] * len(literals)],
     )
     return database
+
+
+@functools.cache
+def _joined_database() -> Any:
+    """ANCHORS, each reported at every match (a joined scan needs each part's, not one a scan)."""
+    return literal_database(ANCHORS)
 
 
 def _scratch() -> Any:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-import re
 import threading
 from collections import deque
 from collections.abc import Generator, Iterator
@@ -30,7 +29,7 @@ import numpy as np
 import stringzilla
 
 from oomtrace.frozen import Frozen, replace
-from oomtrace.prefilter import ANCHORS, XID_ANCHOR
+from oomtrace.prefilter import ANCHORS, XID_ANCHOR, literal_database
 from oomtrace.sources.base import DAMAGED
 from oomtrace.sources.textfile import MAX_LINE_BYTES, READ_BYTES, line_bound
 
@@ -409,14 +408,9 @@ def _anchor_database() -> Any:
     most (HS_FLAG_SINGLEMATCH): that it is there is all the scan needs from Hyperscan; numpy
     then finds every Xid line's offset (a callback per Xid line would cost more than the scan)."""
     literals = [anchor for anchor in ANCHORS if anchor != XID_ANCHOR]
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(
-        expressions=[re.escape(literal).encode() for literal in [*literals, XID_ANCHOR]],
-        ids=[*range(len(literals)), _XID_ID],
-        elements=len(literals) + 1,
-        flags=[0] * len(literals) + [hyperscan.HS_FLAG_SINGLEMATCH],
+    return literal_database(
+        [*literals, XID_ANCHOR], ids=[*range(len(literals)), _XID_ID], once=[False] * len(literals) + [True]
     )
-    return database
 
 
 _XID_ID = 1 << 30  # the Xid anchor's id in the database: apart from the others' 0, 1, 2...
