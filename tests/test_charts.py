@@ -22,6 +22,7 @@ from oomtrace.charts import (
     ShareChart,
     kills_over_time,
     kills_per_host,
+    samples_trace,
 )
 from oomtrace.formats import mermaid
 from oomtrace.formats.textcharts import bar_rows, stacked_bar
@@ -412,3 +413,11 @@ def test_every_mermaid_block_renders_with_the_real_mermaid(tmp_path: Path) -> No
     # The hostile labels reach the picture as text, decoded, never as markup.
     script = svgs[-len(HOSTILE)].read_text()
     assert "<script>" not in script
+
+
+def test_two_watchers_samples_at_the_same_second_are_both_counted() -> None:
+    """A record two watchers appended holds two samples a second: both stand in the points."""
+    times = [KILL_TIME - timedelta(seconds=s) for s in range(60, 0, -1) for _ in range(2)]
+    samples = [ProbeSample(t, 1 << 20, 10.0, 1.0, None) for t in times]
+    trace = samples_trace(samples, KILL_TIME, ())
+    assert trace is not None and trace.samples == 120 and trace.left_out == 0

@@ -230,22 +230,20 @@ def samples_trace(
     its lowest MemAvailable and highest PSI; None for fewer than two intervals."""
     if kill is None or not samples:
         return None
-    # Seconds before the kill, latest first; the stretch ends at the first long pause.
-    before = sorted((kill - s.time).total_seconds() for s in samples)
+    # Each sample with its seconds before the kill, latest first; the stretch ends at the first
+    # long pause.
+    timed = sorted((((kill - s.time).total_seconds(), s) for s in samples), key=lambda pair: pair[0])
     kept, pause = 1, 0.0
-    while kept < len(before) and before[kept] - before[kept - 1] <= MAX_PAUSE_S:
-        pause = max(pause, before[kept] - before[kept - 1])
+    while kept < len(timed) and timed[kept][0] - timed[kept - 1][0] <= MAX_PAUSE_S:
+        pause = max(pause, timed[kept][0] - timed[kept - 1][0])
         kept += 1
-    nearest, furthest = before[0], before[kept - 1]
-    span = furthest - nearest
+    span = timed[kept - 1][0] - timed[0][0]
     every = next((i for i in _INTERVALS_S if i >= pause and span / i < MAX_TRACE_POINTS - 1), 0)
     every = every or max(-(-int(span) // (MAX_TRACE_POINTS - 1)), int(pause) + 1)
     # Interval k holds what came k*every to (k+1)*every before the kill.
     buckets: dict[int, list[ProbeSample]] = {}
-    for sample in samples:
-        seconds = (kill - sample.time).total_seconds()
-        if seconds <= furthest:
-            buckets.setdefault(int(seconds // every), []).append(sample)
+    for seconds, sample in timed[:kept]:
+        buckets.setdefault(int(seconds // every), []).append(sample)
     if len(buckets) < 2:
         return None
     warned: dict[int, list[str]] = {}
@@ -268,7 +266,7 @@ def samples_trace(
             )
         )
     title = f"The watcher's samples before the kill, the worst of each {duration(every)}"
-    return Trace(title, every, tuple(points), kept, len(before) - kept)
+    return Trace(title, every, tuple(points), kept, len(timed) - kept)
 
 
 # Fewer kills than this are a list, not a trend: the report's overview says them.
