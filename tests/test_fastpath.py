@@ -9,6 +9,7 @@ import json
 import lzma
 import os
 import sys
+import zlib
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,25 @@ def test_a_cut_compressed_big_file_keeps_the_same_lines(  # type: ignore[no-unty
     [problem] = fast["source"]["problems"]
     assert problem["problem"].startswith("cut short after line ")
     assert len(fast["episodes"]) == 1  # the first report is before the cut, the second after
+
+
+def test_a_gzip_cut_after_all_its_lines_were_given_keeps_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A .gz copied while gzip was still writing it: every line flushed, no end of stream. The
+    # decompressor gives all the lines before it tells of the cut, so the chunk path's first
+    # read fails at once; it lost every line the sniff had read ahead (found by fuzz_inputs.py).
+    report = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_bytes()
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+    packed = tmp_path / "kern.log.gz"
+    packed.write_bytes(packer.compress(report) + packer.flush(zlib.Z_SYNC_FLUSH))
+    lines = report.count(b"\n")
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)  # the chunk path starts inside what was read ahead
+    fast = assert_same(packed, monkeypatch)
+    assert fast["source"]["records"] == lines
+    [problem] = fast["source"]["problems"]
+    assert problem["problem"].startswith(f"cut short after line {lines}")
+    assert len(fast["episodes"]) == 1
 
 
 def corrupted(packed: Path) -> None:
