@@ -84,6 +84,28 @@ def test_seed000_warns_minutes_before_the_kill_and_tells_the_story_as_why_does()
     json.dumps(document)
 
 
+def test_sigusr1s_status_says_how_it_stands_before_during_and_after_a_kill() -> None:
+    """What SIGUSR1 prints: nothing pending before the kill's lines, "a kill is being told" while
+    it settles, then the kill counted (tests/test_watch_live.py sends the real signal)."""
+    records = _records(SEED000)
+    kill_line = next(i for i, r in enumerate(records) if "Killed process 1966928" in r.message)
+    said: list[Notice] = []
+    watcher = Watcher(Thresholds(), UTC, str(SEED000), said.append, "boot-1")
+    statuses = []
+    last = datetime(2026, 11, 14, 13, 0, tzinfo=UTC)
+    for index, record in enumerate(records):
+        last = record.stamp.wall or last
+        watcher.feed(Batch((record,), None), last.timestamp(), last)
+        if index in (0, kill_line - 1, kill_line):
+            statuses.append(watcher.status())
+    watcher.tick(last.timestamp() + 1, last + timedelta(seconds=1))
+    statuses.append(watcher.status())
+    assert statuses[0] == "0 kill(s) told since start; warnings active: none"
+    assert statuses[1] == "0 kill(s) told since start; warnings active: nvrm-no-memory"
+    assert statuses[2] == "0 kill(s) told since start; warnings active: nvrm-no-memory; a kill is being told"
+    assert statuses[3] == "1 kill(s) told since start; warnings active: nvrm-no-memory"
+
+
 def test_a_kill_read_again_is_not_told_again() -> None:
     records = _records(SEED000)
     said = _replay(records + records)
