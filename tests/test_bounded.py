@@ -351,3 +351,46 @@ def test_kills_kept_unfrozen_until_the_end_tell_what_kills_frozen_at_once_tell(
     elided = json.loads(deferred[0])["source"]["elided"]
     assert elided["kills"] == (13 if shape == "journal-stamped" else 23)  # as the test needs
     assert "2026-11-01" in deferred[3]  # the uptimes were given wall times
+
+
+def _leaf_types(kind: object) -> set[str]:
+    """The kinds of value a msgspec type can hold, structs opened up (their classes named)."""
+    import msgspec.inspect as mi
+
+    if isinstance(kind, mi.StructType):
+        return {kind.cls.__name__} | {n for f in kind.fields for n in _leaf_types(f.type)}
+    inner = [
+        getattr(kind, name)
+        for name in ("types", "item_type", "key_type", "value_type")
+        if hasattr(kind, name)
+    ]
+    flat = [t for part in inner for t in (part if isinstance(part, tuple) else (part,))]
+    return {type(kind).__name__} | {n for t in flat for n in _leaf_types(t)}
+
+
+def test_records_and_events_are_untracked_and_can_hold_no_cycle() -> None:
+    """A big log makes a Record and an event a line; the cyclic collector does not track them
+    (records.py says why). That is safe only while nothing they hold can refer back to them:
+    strings, numbers, datetimes, containers of those, and a Record with its Stamp."""
+    import gc
+
+    import msgspec.inspect as mi
+
+    from oomtrace import events
+    from oomtrace.parse import parse_records
+    from oomtrace.prefixes import LineSplitter
+
+    splitter = LineSplitter("kernel.log")
+    pairs = list(parse_records(r for n, line in enumerate(REPORT, 1) for r in splitter.split(line, n)))
+    assert pairs and any(event is not None for _, event in pairs)
+    for record, event in pairs:
+        assert not gc.is_tracked(record) and not gc.is_tracked(record.stamp)
+        assert event is None or not gc.is_tracked(event)
+    leaves = {"Record", "Stamp", "StrType", "IntType", "FloatType", "BoolType", "NoneType", "DateTimeType"}
+    containers = {"UnionType", "DictType", "VarTupleType"}
+    kinds = [events.Event]
+    while kinds:
+        kind = kinds.pop()
+        kinds.extend(kind.__subclasses__())
+        held = {n for f in mi.type_info(kind).fields for n in _leaf_types(f.type)}
+        assert held <= leaves | containers, (kind.__name__, held - leaves - containers)

@@ -8,8 +8,11 @@ from oomtrace.frozen import Frozen
 from oomtrace.records import Record
 
 
-class Event(Frozen):
-    """Base: every event keeps the record it came from, so reports can quote it."""
+class Event(Frozen, gc=False):
+    """Base: every event keeps the record it came from, so reports can quote it.
+
+    Untracked by the cyclic collector, as records.Record is (see there why): a subclass holds
+    only strings, numbers, and mappings and tuples of those."""
 
     record: Record
 
