@@ -212,3 +212,66 @@ def test_rollback_undoes_lines_read_ahead() -> None:
     splitter.rollback(state)
     assert splitter.split("[  600.000000] same boot", 2)[0].stamp.boot == 0
     assert splitter.split("continuation", 3)[0].stamp.uptime == 600.0
+
+
+class _LongWay(LineSplitter):
+    """A splitter that never learns a report's prefix: every line read by the full grammar."""
+
+    def _learn_same(self, line: str, split: object) -> None:
+        pass
+
+
+# Lines of one report behind one `[ uptime] ` prefix, with every thing that makes a line more
+# than its prefix and message: each must read alike cut at the learnt prefix or read in full.
+# Each follows a plain line, after which the prefix is learnt again.
+_STAMP = "[  167.460819] "
+_TRICKY = [
+    f"{_STAMP}lowmem_reserve[]: 0 0 120128 120128",
+    f"{_STAMP}[   1204]     0  1204     1450      820      180      640         0  45056  0  0 nvidia-persiste",
+    f"{_STAMP}gpu1 kernel: Out of memory: Killed process 7 (x) total-vm:1kB",
+    f"{_STAMP}gpu1 kernel: no known message after the tag",
+    f"{_STAMP}foo[123]: bar",
+    f"{_STAMP}gpu1 foo[123]: bar",
+    f"{_STAMP}order=0[  167.460820] Out of memory: Killed process 8 (y) total-vm:1kB",
+    f"{_STAMP}order=0<4>[  167.460821] Out of memory: Killed process 9 (z) total-vm:1kB",
+    f"{_STAMP}order=0 [  167.460822] not glued: a space before the stamp",
+    f"{_STAMP}order=0[  167.460823] no known message after the glue",
+    f"{_STAMP}ll\\ama\\-srv oom\\_kill",
+    f"{_STAMP}gfp_mask=3D0x200da",
+    f"{_STAMP}**Out of memory: Killed process 10 (w) total-vm:1kB**",
+    f"{_STAMP}code`",
+    f"{_STAMP}comm=\u00dcberprozess",
+    f"{_STAMP}zero\u200bwidth",
+    "[\u2003 167.460819] an em space in the stamp",
+    f"{_STAMP}first#012second",
+    f"{_STAMP}a long line " + "x" * 150 + f"   {_STAMP}Out of memory: Killed process 11 (v) total-vm:1kB",
+    f"{_STAMP}a long line " + "x" * 150 + f"   {_STAMP}no known message after the join",
+    f"{_STAMP}",
+    "",
+    f"{_STAMP}pod/x Out of memory: Killed process 12 (u) total-vm:1kB",
+    "[  167.460830] Node 0 Normal free:351204kB",
+    f"{_STAMP}Out of memory: Killed process 13 (t) total-vm:1kB",
+]
+_REPORT_LINES = [
+    f"{_STAMP}llama-server invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE), order=0",
+    *(line for tricky in _TRICKY for line in (f"{_STAMP}Mem-Info:", tricky)),
+]
+
+
+@pytest.mark.parametrize("ending", ["", "\r"])
+def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(ending: str) -> None:
+    lines = [line + ending for line in _REPORT_LINES]
+    long_way = _LongWay("k", zone=UTC)
+    full = [r for n, line in enumerate(lines, 1) for r in long_way.split(line, n)]
+    splitter = LineSplitter("k", zone=UTC)
+    one_by_one = [r for n, line in enumerate(lines, 1) for r in splitter.split(line, n)]
+    splitter = LineSplitter("k", zone=UTC)
+    block = splitter.split(lines[0], 1) + splitter.split_block("\n".join(lines[1:]), 2)
+    assert splitter._same is not None  # the prefix was learnt, and kept to the end
+    assert one_by_one == full
+    assert block == full
+    assert [r.message for r in full][1:3] == ["Mem-Info:", "lowmem_reserve[]: 0 0 120128 120128"]
+    assert [r.host for r in full if "Killed process 7" in r.message] == ["gpu1"]
+    assert [r.message for r in full if "Killed process 8" in r.message] == [
+        "Out of memory: Killed process 8 (y) total-vm:1kB"
+    ]

@@ -81,6 +81,26 @@ class Prefilter:
             self._left = 1  # a wrapped line's rest holds no anchor of its own (parse.parse_records)
         return True
 
+    def take_to_kill(self, data: bytes, start: int) -> int:
+        """Inside a report, the lines of `data` (whole lines) from `start` (a line start) to the
+        report's kill line, taken at once: where that line ends (its newline, or the end of
+        `data`), the state left as `wants` of each would leave it. `start` (nothing taken) when
+        no kill line is in `data`, or the report's line budget would run out before it, or the
+        budget is the one line after a line with an anchor (not worth a search).
+
+        Every line before the kill line is wanted: a line only lowers the budget by one, or
+        raises it; and the kill line leaves one line to come (its wrapped rest), whatever came
+        before it. Bytes and the decoded text hold "Killed process" alike (an ASCII byte is
+        never part of a character, nor of what a bad byte is replaced with)."""
+        if self._left <= 1:
+            return start
+        kill = data.find(b"Killed process", start)
+        if kill < 0 or data.count(b"\n", start, kill) >= self._left:
+            return start
+        self._left = 1
+        end = data.find(b"\n", kill)
+        return len(data) if end < 0 else end
+
     def candidates(self, parts: Sequence[bytes]) -> Iterator[int]:
         """The positions of the parts (kmsg records, JSON lines) `wants` must be asked about, in
         order: those holding an anchor (one scan of them all), and every part while a report is

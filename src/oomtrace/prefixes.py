@@ -273,6 +273,29 @@ class LineSplitter:
         self._learn_same(line, split)
         return self._records(line, line_no, split)
 
+    def split_block(self, text: str, line_no: int) -> list[Record]:
+        """Records for consecutive lines (`text`: them joined by newlines, the first numbered
+        `line_no`), as `split` of each would give: a report's body, whose lines share one
+        learnt prefix, in one call (a call a line was a tenth of `list` on a crash loop)."""
+        lines = text.split("\n")
+        if "\r" in text:  # `split` cuts the carriage returns first
+            return [
+                record for number, line in enumerate(lines, line_no) for record in self.split(line, number)
+            ]
+        records: list[Record] = []
+        source = self.source
+        for number, line in enumerate(lines, line_no):
+            same = self._same
+            if same is not None and line.startswith(same[0]):
+                message = self._after_same(line, len(same[0]))
+                if message is not None and "#012" not in message:  # as `split` makes it
+                    records.append(
+                        Record(source, number, line, message, same[1], "kernel", None, 0, None, True)
+                    )
+                    continue
+            records.extend(self.split(line, number))
+        return records
+
     def _records(self, line: str, line_no: int, split: _Split) -> list[Record]:
         message = split.message
         # rsyslog escapes newlines in multi-line kernel records as #012 (and tabs as #011).
@@ -310,28 +333,22 @@ class LineSplitter:
         ):
             prefix = line[: len(line) - len(split.message)]
             match = _UPTIME.fullmatch(prefix)
-            if match and prefix[-1] == " " and ">" not in prefix[:4] and split.stamp.raw == prefix.strip():
+            if (
+                match
+                and prefix[-1] == " "
+                and prefix.isascii()  # _plain_message tests the message alone
+                and ">" not in prefix[:4]
+                and split.stamp.raw == prefix.strip()
+            ):
                 self._same = (prefix, split.stamp)
 
     def _after_same(self, line: str, cut: int) -> str | None:
         """The message after the learnt prefix, when the full reading would give the same
-        split (the same stamp, nothing more to cut); None sends the line the long way. Each test
-        stands for a step of `split` and `_split_prefixes` that could read the line otherwise."""
+        split (the same stamp, nothing more to cut); None sends the line the long way."""
         message = line[cut:]
-        if not message or not line.isascii():
-            return None
-        if "\\" in line or "=3D" in line or line[-1] in _MARKS:
-            return None  # _undecorate would change it
         if len(line) > 160 and "  " in line and _JOINED.search(line):
             return None
-        head = message[:120]
-        if " kernel:" in head or "]: " in head:
-            return None  # _after_uptime may read a tag
-        if "[" in message and _glued(line) is not None:
-            return None
-        if message_start(message):
-            return None
-        return message
+        return message if _plain_message(message) else None
 
     def _split_prefixes(self, line: str) -> _Split:
         """The prefix grammars first; then a stamp or a known message further in the line, the
@@ -582,8 +599,7 @@ class LineSplitter:
         pid: int | None = None
         # journalctl -o short-monotonic: "[ 5864.708440] host kernel: msg". Plain dmesg lines far
         # outnumber these, so the cheap test comes first.
-        head = rest[:120]
-        tagged = _SYSLOG_REST.match(rest) if " kernel:" in head or "]: " in head else None
+        tagged = _SYSLOG_REST.match(rest) if _may_be_tagged(rest) else None
         if tagged and tagged.group("host") and (tagged.group("tag") == "kernel" or tagged.group("pid")):
             rest, ident, host, pid = _syslog_rest(rest, tagless_is_host=False)
         stamp = Stamp(None, uptime, raw, self._boot_for(uptime))
@@ -721,6 +737,40 @@ class LineSplitter:
         stamp = Stamp(wall, None, wall.isoformat(), self._boot) if wall else self._previous
         raw = f"{stamp.raw or '-'} {fields.host or '-'} {fields.ident or 'kernel'}: {message}"
         return Record(self.source, line_no, raw, message, stamp, fields.ident, fields.host, separate=True)
+
+
+def _may_be_tagged(message: str) -> bool:
+    """Could `_after_uptime` read a tag (`host kernel: `, `tag[pid]: `) at the start of this?"""
+    head = message[:120]
+    return " kernel:" in head or "]: " in head
+
+
+def _plain_message(message: str) -> bool:
+    """Would the full reading of a line, this message after a learnt `[ uptime] ` prefix, give
+    the same split as cutting the prefix off (the same stamp, nothing more to cut)? Each test
+    stands for a step of `split` and `_split_prefixes` that could read the line otherwise; each
+    looks at the message alone, as the prefix (ASCII, ending in a space) changes none of them.
+    A crash loop repeats its report lines word for word: those are answered once."""
+    return _plain_seen(message) if len(message) <= _PLAIN_LONGEST else _plain(message)
+
+
+_PLAIN_LONGEST = 512
+
+
+def _plain(message: str) -> bool:
+    if not message or not message.isascii():
+        return False
+    if "\\" in message or "=3D" in message or message[-1] in _MARKS:
+        return False  # _undecorate would change it
+    if _may_be_tagged(message):
+        return False  # _after_uptime may read a tag
+    # `_glued` of the line: what it cuts at depends on the message and the space before it.
+    if "[" in message and _split_at_uptimes(" " + message, 1) is not None:
+        return False
+    return not message_start(message)
+
+
+_plain_seen = lru_cache(maxsize=4096)(_plain)
 
 
 def _glued(line: str) -> list[str] | None:
