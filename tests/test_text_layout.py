@@ -11,7 +11,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from oomtrace.formats.text import _FACTS, _MEMORY, _TIMELINE, TextFormat, _laid_out, _Layout, _table
+from oomtrace.formats.text import (
+    _FACTS,
+    _MEMORY,
+    _TIMELINE,
+    TextFormat,
+    _laid_out,
+    _Layout,
+    _table,
+    _wrapped,
+)
 
 WORDS = st.text(alphabet="abcdefghij·… ←-", min_size=0, max_size=30)
 CELL = st.lists(WORDS, min_size=1, max_size=4).map(" ".join)
@@ -81,32 +90,102 @@ def test_the_layout_draws_what_richs_table_draws(
 STYLES = st.sampled_from(["", "bold", "dim", "yellow", "bold red", "red"])
 
 
-@settings(max_examples=200, deadline=None)
+def _composed(rows: list[list[Text]], layout: _Layout, console: Console) -> Text:
+    """What the format built before it wrote segments itself: each line one rich Text, the cells
+    appended and the last one wrapped by rich (the oracle for the bytes on a colour terminal)."""
+    count = len(rows[0])
+    fixed = count - 1 if layout.wrap_last else count
+    widths = [max(row[i].cell_len for row in rows) for i in range(fixed)]
+    indent = sum(widths) + layout.gap * (count - 1)
+    room = console.width - indent
+    lines: list[Text] = []
+    for row in rows:
+        line = Text()
+        for index, width_i in enumerate(widths):
+            pad = " " * (width_i - row[index].cell_len)
+            if index in layout.right:
+                line.append(pad)
+                line.append_text(row[index])
+            else:
+                line.append_text(row[index])
+                line.append(pad)
+            if index < count - 1:
+                line.append(" " * layout.gap)
+        if not layout.wrap_last:
+            lines.append(line)
+            continue
+        for number, part in enumerate(row[-1].wrap(console, room, overflow=layout.overflow)):
+            if number:
+                line = Text(" " * indent)
+            line.append_text(part)
+            lines.append(line)
+    return Text("\n").join(lines)
+
+
+def _charted(words: str, style: str) -> Text:
+    """A cell with spans inside it, as the memory bar and its legend are."""
+    text = Text(style=style)
+    for number, word in enumerate(words.split(" ")):
+        text.append(word + " ", style="magenta" if number % 2 else "")
+    return text
+
+
+@settings(max_examples=300, deadline=None)
 @given(
-    width=st.integers(40, 140),
+    width=st.integers(30, 140),
     title=st.sampled_from(["", "Timeline"]),
-    rows=st.lists(st.tuples(WORDS, STYLES, CELL, STYLES), min_size=1, max_size=6),
+    layout=st.sampled_from([_FACTS, _MEMORY, _TIMELINE, _Layout(gap=2, right=frozenset({1}), wrap_last=False)]),
+    rows=st.lists(
+        st.tuples(WORDS, STYLES, st.sampled_from(["", "\t", "x\ty"]), CELL, STYLES, st.booleans()),
+        min_size=1,
+        max_size=6,
+    ),
 )
 def test_a_laid_out_block_prints_the_bytes_rich_prints_for_it(
-    width: int, title: str, rows: list[tuple[str, str, str, str]]
+    width: int, title: str, layout: _Layout, rows: list[tuple[str, str, str, str, str, bool]]
 ) -> None:
-    """TextFormat._print writes the block's segments itself (rich only cut the unwrapped text into
-    lines and joined them again): the same bytes, styles and all, on a colour terminal."""
-    cells = [[Text(a.strip(), style=sa), Text(b, style=sb)] for a, sa, b, sb in rows]
-    if _laid_out(cells, _FACTS, Console(file=io.StringIO(), width=width)) is None:
+    """TextFormat._print writes the block's segments itself: the same bytes, styles and all, on a
+    colour terminal, as printing the Text it used to build (a tab in a cell too: rich expands it)."""
+    count = 3 if layout is _TIMELINE else 2
+    cells = []
+    for a, sa, tab, b, sb, charted in rows:
+        last = _charted(b, sb) if charted else Text(b, style=sb)
+        first = [Text(a.strip(), style=sa), Text(tab, style=sa)][: count - 1]
+        cells.append([*first, last])
+    if _laid_out(cells, layout, Console(file=io.StringIO(), width=width)) is None:
         return  # too wide for the labels: rich's table draws it, as before
 
     def printed(ours: bool) -> str:
         out = io.StringIO()
         console = Console(file=out, width=width, force_terminal=True, color_system="truecolor")
         if ours:
-            TextFormat(console)._print(cells, _FACTS, title)
+            TextFormat(console)._print(cells, layout, title)
         else:
-            text = _laid_out(cells, _FACTS, console)
-            assert text is not None
+            text = _composed(cells, layout, console)
             if title:
                 text = Text("\n").join([Text(), Text(title, style="bold"), text])
             console.print(text, no_wrap=True, overflow="ignore", crop=False)
         return out.getvalue()
 
     assert printed(True) == printed(False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    text=st.text(alphabet="ab cd\u00a0·…←x", min_size=0, max_size=120)
+    | st.lists(st.text(alphabet="abc", min_size=0, max_size=25), max_size=12).map(" ".join)
+    | st.text(alphabet="a 漢字\u0301\t", max_size=40),
+    style=STYLES,
+    width=st.integers(1, 30),
+    overflow=st.sampled_from(["fold", "ellipsis"]),
+)
+def test_wrapping_gives_the_lines_richs_wrap_gives(text: str, style: str, width: int, overflow: str) -> None:
+    """The format's own word wrap for one-cell characters is rich's, line for line (wide and
+    combining characters and tabs go to rich's own)."""
+    console = Console(file=io.StringIO(), width=80)
+    cell = Text(text, style=style)
+    ours = _wrapped(cell, width, overflow, console)  # type: ignore[arg-type]
+    theirs = cell.wrap(console, width, overflow=overflow)  # type: ignore[arg-type]
+    assert [(line.plain, line.style, line.spans) for line in ours] == [
+        (line.plain, line.style, line.spans) for line in theirs
+    ]

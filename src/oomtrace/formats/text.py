@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+import re
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 from rich import box
-from rich.cells import cell_len
+from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console, OverflowMethod
 from rich.panel import Panel
-from rich.segment import Segments
+from rich.segment import Segment, Segments
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
@@ -223,21 +226,25 @@ class TextFormat(Format):
     def _print(self, rows: list[list[Text]], layout: _Layout, title: str = "") -> None:
         """Rows laid out as rich's tables lay them out, or by rich when they do not fit; with a
         title, after a blank line and the title in bold (one print: each costs a render pass)."""
-        text = _laid_out(rows, layout, self.console)
-        if text is not None:
+        block = _laid_out(rows, layout, self.console)
+        if block is None:
             if title:
-                text = Text("\n").join([Text(), Text(title, style="bold"), text])
-            if "\t" in text.plain:
-                self.console.print(text, no_wrap=True, overflow="ignore", crop=False)
-            else:
-                # The segments that print would write: unwrapped and uncropped, rich only cuts the
-                # text into lines and joins them again (a tenth of `why --all` on 5,000 kills).
-                self.console.print(Segments(text.render(self.console, end="\n")), crop=False)
+                self.console.print()
+                self.console.print(Text(title, style="bold"))
+            self.console.print(_table(rows, layout))
             return
+        segments = block.segments
         if title:
-            self.console.print()
-            self.console.print(Text(title, style="bold"))
-        self.console.print(_table(rows, layout))
+            bold = self.console.get_style("bold")
+            segments = [Segment("\n"), Segment(title, bold), Segment("\n"), *segments]
+        if any("\t" in segment.text for segment in segments):
+            # rich expands the tabs, counting from the start of each line.
+            text = Text.assemble(*((segment.text, segment.style or "") for segment in segments))
+            self.console.print(text, no_wrap=True, overflow="ignore", crop=False)
+        else:
+            # The segments that print would write: unwrapped and uncropped, rich would only cut the
+            # text into lines and join them again (a tenth of `why --all` on 5,000 kills).
+            self.console.print(Segments([*segments, Segment("\n")]), crop=False)
 
 
 class _Layout(Frozen):
@@ -271,13 +278,15 @@ def _table(rows: list[list[Text]], layout: _Layout) -> Table:
     return table
 
 
-def _laid_out(rows: list[list[Text]], layout: _Layout, console: Console) -> Text | None:
+def _laid_out(rows: list[list[Text]], layout: _Layout, console: Console) -> Segments | None:
     """The rows as `_table` draws them on this console (each column as wide as its widest cell,
-    the last one wrapped in the width left), without rich's layout pass: it measured every cell
-    of every table twice, which was most of `why --all`'s time on a log of thousands of kills.
-    None when the columns before the last do not fit the width: then the table decides."""
+    the last one wrapped in the width left), as the segments rich would render for them, lines
+    apart by newlines (no newline at the end): rich's layout pass measured every cell of every
+    table twice, and building one rich Text a block to render took a third of `why --all`'s time
+    on a log of thousands of kills. None when the columns before the last do not fit the width:
+    then the table decides."""
     if not rows:
-        return Text()
+        return Segments([])
     count = len(rows[0])
     fixed = count - 1 if layout.wrap_last else count
     widths = [max(row[i].cell_len for row in rows) for i in range(fixed)]
@@ -285,36 +294,126 @@ def _laid_out(rows: list[list[Text]], layout: _Layout, console: Console) -> Text
     room = console.width - indent
     if room < (1 if layout.wrap_last else 0):
         return None
-    spacer = " " * layout.gap
-    lines: list[Text] = []
-    for row in rows:
-        line = Text()
+    spacer = Segment(" " * layout.gap)
+    newline = Segment("\n")
+    styles: dict[str | Style, Style | None] = {"": None}
+    out: list[Segment] = []
+    cell_segments = partial(_segments, out, styles, console)
+    for number, row in enumerate(rows):
+        if number:
+            out.append(newline)
         for index, width_i in enumerate(widths):
             cell = row[index]
-            pad = " " * (width_i - cell.cell_len)
+            pad = width_i - cell.cell_len
             if index in layout.right:
-                line.append(pad)
-                line.append_text(cell)
+                if pad:
+                    out.append(Segment(" " * pad))
+                cell_segments(cell)
             else:
-                line.append_text(cell)
-                line.append(pad)
+                cell_segments(cell)
+                if pad:
+                    out.append(Segment(" " * pad))
             if index < count - 1:
-                line.append(spacer)
+                out.append(spacer)
         if not layout.wrap_last:
-            lines.append(line)
             continue
         last = row[-1]
-        plain = last.plain
-        if last.cell_len <= room and "\n" not in plain and "\t" not in plain:
-            wrapped: Iterable[Text] = (last,)  # what wrap would give, for a third of its time
-        else:
-            wrapped = last.wrap(console, room, overflow=layout.overflow)
-        for number, part in enumerate(wrapped):
-            if number:
-                line = Text(" " * indent)
-            line.append_text(part)
-            lines.append(line)
-    return Text("\n").join(lines)
+        if last.cell_len <= room and "\t" not in last.plain and "\n" not in last.plain:
+            cell_segments(last)  # what wrap would give
+            continue
+        for part_number, part in enumerate(_wrapped(last, room, layout.overflow, console)):
+            if part_number:
+                out.append(newline)
+                out.append(Segment(" " * indent))
+            cell_segments(part)
+    return Segments(out)
+
+
+def _segments(
+    out: list[Segment], styles: dict[str | Style, Style | None], console: Console, cell: Text
+) -> None:
+    """A cell's segments as its line's render gives them: a styled stretch is one segment (on a
+    colour terminal each segment gets its own escape codes), an unstyled one may be split."""
+    if cell.spans:
+        out.extend(cell.render(console))
+    elif cell.plain:
+        style = styles.get(cell.style, _UNKNOWN)
+        if style is _UNKNOWN:
+            style = styles[cell.style] = console.get_style(cell.style)
+        out.append(Segment(cell.plain, style))
+
+
+_UNKNOWN = Style()
+
+
+def _wrapped(text: Text, width: int, overflow: OverflowMethod, console: Console) -> list[Text]:
+    """The lines `text.wrap(console, width, overflow=overflow)` gives, without its cost for the
+    common case (a text of one style and no tab in characters one cell wide each): rich's word
+    splitting measured each word's cells twice."""
+    plain = text.plain
+    if (
+        text.spans
+        or "\t" in plain
+        or "\n" in plain
+        or text.justify is not None
+        or text.overflow is not None
+        or text.no_wrap is not None
+        or not _narrow(plain)
+    ):
+        return list(text.wrap(console, width, overflow=overflow))
+    starts = [0, *_breaks(plain, width, fold=overflow == "fold"), len(plain)]
+    lines = []
+    for start, end in itertools.pairwise(starts):
+        line = plain[start:end]
+        if len(line) > width:  # Text.rstrip_end: blanks past the width go
+            blanks = _TRAILING_BLANKS.search(line)
+            if blanks is not None:
+                line = line[: -min(len(blanks.group(0)), len(line) - width)]
+        if len(line) > width:  # Text.truncate
+            line = line[: width - 1] + "…" if overflow == "ellipsis" else line[:width]
+        lines.append(Text(line, style=text.style))
+    return lines
+
+
+def _breaks(text: str, width: int, fold: bool) -> list[int]:
+    """rich's `_wrap.divide_line` for text whose every character is one cell wide: where the
+    lines start after the first, a word never split unless it is longer than a line (then cut at
+    the width with `fold`, else left to the truncation)."""
+    breaks: list[int] = []
+    offset = 0  # cells used on the current line
+    for word in _WORD.finditer(text):
+        start, end = word.span()
+        length = len(word.group(0).rstrip())
+        if width - offset >= length:
+            offset += end - start
+        elif length > width:
+            if fold:
+                # chop_cells: pieces of `width` characters, the last one starts the new line.
+                last = start + (end - start - 1) // width * width
+                breaks.extend(range(start, last + 1, width) if start else range(width, last + 1, width))
+                offset = end - last
+            else:
+                if start:
+                    breaks.append(start)
+                offset = end - start
+        elif offset and start:
+            breaks.append(start)
+            offset = end - start
+    return breaks
+
+
+@lru_cache(maxsize=4096)
+def _narrow_character(character: str) -> bool:
+    return get_character_cell_size(character) == 1
+
+
+def _narrow(text: str) -> bool:
+    """Whether every character takes one cell, so that cells are counted as characters."""
+    return (text.isascii() and text.isprintable()) or all(map(_narrow_character, set(text)))
+
+
+_WORD = re.compile(r"\s*\S+\s*")  # rich's _wrap.re_word: a word and the blanks around it
+_TRAILING_BLANKS = re.compile(r"\s+$")
 
 
 def _fact_rows(facts: tuple[Fact, ...]) -> list[list[Text]]:
