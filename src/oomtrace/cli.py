@@ -458,11 +458,14 @@ def _render(settings: _Settings, draw: Callable[[Format], None]) -> None:
 
 def _draw(stream: IO[str], settings: _Settings, draw: Callable[[Format], None]) -> None:
     # COLUMNS=0 would print nothing and COLUMNS=99999999 hundreds of megabytes of padding.
-    width = min(max(_Console(file=stream).width, MIN_WIDTH), MAX_WIDTH)
+    found = _Console(file=stream)
+    width = min(max(found.width, MIN_WIDTH), MAX_WIDTH)
     # JSON is written as json.dumps makes it, never padded: only rich's drawings need unpadding.
     plain = stream.isatty() or settings.format == "json"
     target: IO[str] = stream if plain else _Unpadded(stream)  # type: ignore[assignment]
-    console = _Console(file=target, highlight=False, width=width)
+    # The height as rich finds it, found once: a console without one asks the terminal and the
+    # environment again on every print (a tenth of the printing of `why --all` on 5,000 kills).
+    console = _Console(file=target, highlight=False, width=width, height=found.height)
     draw(format_class(settings.format)(console))
     target.flush()
 
