@@ -172,27 +172,29 @@ class TextFormat(Format):
         return None
 
     def _story(self, story: StoryView) -> None:
-        headline = Text()
-        headline.append(_t(story.who, "bold"))
-        headline.append(_t(story.what + (f"; {story.ending}" if story.ending else "")))
-        self.console.print(Panel(headline, title=_t(story.title), title_align="left"))
-        self._print(_fact_rows(story.facts), _FACTS)
-        if story.server_log is not None:
-            self._server_log(story.server_log)
-        if story.memory is not None:
-            self._memory(story.memory, story.memory_chart)
-        if story.holders is not None:
-            self._section("Largest processes at the kill", story.holders)
-        if story.timeline.rows:
-            rows = [
-                [_t(offset), _t(when), _t(event, _TIMELINE_STYLES.get(kind, ""))]
-                for offset, when, kind, event in story.timeline.rows
-            ]
-            self._print(rows, _TIMELINE, "Timeline")
-        if story.samples is not None:
-            lines = [[Text(" "), line] for line in sparklines(story.samples)]
-            lines.append([Text(" "), _t(story.samples_note, "dim")])
-            self._print(lines, _MEMORY, "The watcher's samples before the kill")
+        # One write a story: rich writes its buffer out after each print otherwise.
+        with self.console:
+            headline = Text()
+            headline.append(_t(story.who, "bold"))
+            headline.append(_t(story.what + (f"; {story.ending}" if story.ending else "")))
+            self.console.print(Panel(headline, title=_t(story.title), title_align="left"))
+            self._print(_fact_rows(story.facts), _FACTS)
+            if story.server_log is not None:
+                self._server_log(story.server_log)
+            if story.memory is not None:
+                self._memory(story.memory, story.memory_chart)
+            if story.holders is not None:
+                self._section("Largest processes at the kill", story.holders)
+            if story.timeline.rows:
+                rows = [
+                    [_t(offset), _t(when), _t(event, _TIMELINE_STYLES.get(kind, ""))]
+                    for offset, when, kind, event in story.timeline.rows
+                ]
+                self._print(rows, _TIMELINE, "Timeline")
+            if story.samples is not None:
+                lines = [[Text(" "), line] for line in sparklines(story.samples)]
+                lines.append([Text(" "), _t(story.samples_note, "dim")])
+                self._print(lines, _MEMORY, "The watcher's samples before the kill")
 
     def _memory(self, memory: MemoryView, chart: ShareChart | None) -> None:
         pictured = stacked_bar(chart, self.console.width - 3) if chart else []
