@@ -323,11 +323,18 @@ def _laid_out(rows: list[list[Text]], layout: _Layout, console: Console) -> Segm
         if last.cell_len <= room and "\t" not in last.plain and "\n" not in last.plain:
             cell_segments(last)  # what wrap would give
             continue
-        for part_number, part in enumerate(_wrapped(last, room, layout.overflow, console)):
+        lines = _plain_lines(last, room, layout.overflow)
+        if lines is not None:
+            style = console.get_style(last.style) if last.style else None
+            parts = [Segment(line, style) for line in lines]
+            out.append(parts[0])
+            for part in parts[1:]:
+                out += (newline, Segment(" " * indent), part)
+            continue
+        for part_number, text in enumerate(last.wrap(console, room, overflow=layout.overflow)):
             if part_number:
-                out.append(newline)
-                out.append(Segment(" " * indent))
-            cell_segments(part)
+                out += (newline, Segment(" " * indent))
+            cell_segments(text)
     return Segments(out)
 
 
@@ -349,9 +356,17 @@ _UNKNOWN = Style()
 
 
 def _wrapped(text: Text, width: int, overflow: OverflowMethod, console: Console) -> list[Text]:
-    """The lines `text.wrap(console, width, overflow=overflow)` gives, without its cost for the
-    common case (a text of one style and no tab in characters one cell wide each): rich's word
-    splitting measured each word's cells twice."""
+    """The lines `text.wrap(console, width, overflow=overflow)` gives."""
+    lines = _plain_lines(text, width, overflow)
+    if lines is None:
+        return list(text.wrap(console, width, overflow=overflow))
+    return [Text(line, style=text.style) for line in lines]
+
+
+def _plain_lines(text: Text, width: int, overflow: OverflowMethod) -> list[str] | None:
+    """The lines of `_wrapped` without its cost in the common case (a text of one style and no
+    tab in characters one cell wide each; None otherwise): rich's word splitting measured each
+    word's cells twice, and made a Text of each line."""
     plain = text.plain
     if (
         text.spans
@@ -362,7 +377,7 @@ def _wrapped(text: Text, width: int, overflow: OverflowMethod, console: Console)
         or text.no_wrap is not None
         or not _narrow(plain)
     ):
-        return list(text.wrap(console, width, overflow=overflow))
+        return None
     starts = [0, *_breaks(plain, width, fold=overflow == "fold"), len(plain)]
     lines = []
     for start, end in itertools.pairwise(starts):
@@ -373,7 +388,7 @@ def _wrapped(text: Text, width: int, overflow: OverflowMethod, console: Console)
                 line = line[: -min(len(blanks.group(0)), len(line) - width)]
         if len(line) > width:  # Text.truncate
             line = line[: width - 1] + "…" if overflow == "ellipsis" else line[:width]
-        lines.append(Text(line, style=text.style))
+        lines.append(line)
     return lines
 
 
