@@ -342,14 +342,41 @@ def _segments(
     out: list[Segment], styles: dict[str | Style, Style | None], console: Console, cell: Text
 ) -> None:
     """A cell's segments as its line's render gives them: a styled stretch is one segment (on a
-    colour terminal each segment gets its own escape codes), an unstyled one may be split."""
-    if cell.spans:
-        out.extend(cell.render(console))
-    elif cell.plain:
-        style = styles.get(cell.style, _UNKNOWN)
-        if style is _UNKNOWN:
-            style = styles[cell.style] = console.get_style(cell.style)
-        out.append(Segment(cell.plain, style))
+    colour terminal each segment gets its own escape codes), an unstyled one may be split. A
+    cell of spans one after another (a chart's line) is cut at them here: rich's render sorts
+    its spans' ends and combines styles for every stretch."""
+    plain = cell.plain
+    spans = cell.spans
+    if not spans:
+        if plain:
+            out.append(Segment(plain, _style(styles, console, cell.style)))
+        return
+    at = 0
+    for start, end, _ in spans:
+        if start < at or end < start:
+            break
+        at = end
+    else:
+        if not cell.style and at <= len(plain):
+            at = 0
+            for start, end, style in spans:
+                if start > at:
+                    out.append(Segment(plain[at:start]))
+                if end > start:
+                    out.append(Segment(plain[start:end], _style(styles, console, style)))
+                at = end
+            if at < len(plain):
+                out.append(Segment(plain[at:]))
+            return
+    out.extend(cell.render(console))
+
+
+def _style(styles: dict[str | Style, Style | None], console: Console, name: str | Style) -> Style | None:
+    """The console's style of that name (None for none), remembered for the block."""
+    style = styles.get(name, _UNKNOWN)
+    if style is _UNKNOWN:
+        style = styles[name] = console.get_style(name, default=Style.null()) or None
+    return style
 
 
 _UNKNOWN = Style()
