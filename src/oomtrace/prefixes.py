@@ -244,14 +244,12 @@ class LineSplitter:
     def split(self, line: str, line_no: int) -> list[Record]:
         """Records for one input line: usually one; several for `#012`-joined rsyslog lines."""
         line = line.rstrip("\r\n")
-        same = self._same
-        if same is not None and line.startswith(same[0]):
-            message = self._after_same(line, len(same[0]))
-            if message is not None:
-                if "#012" not in message:  # one record, made as _records makes it
-                    stamp = same[1]
-                    return [Record(self.source, line_no, line, message, stamp, "kernel", None, 0, None, True)]
-                return self._records(line, line_no, _Split(same[1], "kernel", None, None, message, True))
+        learnt = self._learnt(line)
+        if learnt is not None:
+            message, stamp = learnt
+            if "#012" not in message:
+                return [self._learnt_record(line, line_no, message, stamp)]
+            return self._records(line, line_no, _Split(stamp, "kernel", None, None, message, True))
         self._same = None
         if line.startswith("{"):
             from_json = self._split_json(line, line_no)
@@ -283,18 +281,26 @@ class LineSplitter:
                 record for number, line in enumerate(lines, line_no) for record in self.split(line, number)
             ]
         records: list[Record] = []
-        source = self.source
         for number, line in enumerate(lines, line_no):
-            same = self._same
-            if same is not None and line.startswith(same[0]):
-                message = self._after_same(line, len(same[0]))
-                if message is not None and "#012" not in message:  # as `split` makes it
-                    records.append(
-                        Record(source, number, line, message, same[1], "kernel", None, 0, None, True)
-                    )
-                    continue
-            records.extend(self.split(line, number))
+            learnt = self._learnt(line)
+            if learnt is not None and "#012" not in learnt[0]:
+                records.append(self._learnt_record(line, number, *learnt))
+            else:
+                records.extend(self.split(line, number))
         return records
+
+    def _learnt(self, line: str) -> tuple[str, Stamp] | None:
+        """(message, stamp) when the line is the learnt prefix and a message the full reading
+        would not cut further (`_after_same`); None sends it the long way."""
+        same = self._same
+        if same is None or not line.startswith(same[0]):
+            return None
+        message = self._after_same(line, len(same[0]))
+        return None if message is None else (message, same[1])
+
+    def _learnt_record(self, line: str, line_no: int, message: str, stamp: Stamp) -> Record:
+        """The one record of a line `_learnt` read, made as `_records` makes it."""
+        return Record(self.source, line_no, line, message, stamp, "kernel", None, 0, None, True)
 
     def _records(self, line: str, line_no: int, split: _Split) -> list[Record]:
         message = split.message
