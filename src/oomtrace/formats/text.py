@@ -382,18 +382,11 @@ def _style(styles: dict[str | Style, Style | None], console: Console, name: str 
 _UNKNOWN = Style()
 
 
-def _wrapped(text: Text, width: int, overflow: OverflowMethod, console: Console) -> list[Text]:
-    """The lines `text.wrap(console, width, overflow=overflow)` gives."""
-    lines = _plain_lines(text, width, overflow)
-    if lines is None:
-        return list(text.wrap(console, width, overflow=overflow))
-    return [Text(line, style=text.style) for line in lines]
-
-
 def _plain_lines(text: Text, width: int, overflow: OverflowMethod) -> list[str] | None:
-    """The lines of `_wrapped` without its cost in the common case (a text of one style and no
-    tab in characters one cell wide each; None otherwise): rich's word splitting measured each
-    word's cells twice, and made a Text of each line."""
+    """The lines of `text.wrap(console, width, overflow=overflow)`, as strings, without its cost
+    in the common case (a text of one style and no tab in characters one cell wide each; None
+    otherwise): rich's word splitting measured each word's cells twice, and made a Text of each
+    line."""
     plain = text.plain
     if (
         text.spans
