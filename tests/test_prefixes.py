@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 from dateutil import tz
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oomtrace.prefixes import LineSplitter, month_number
 
@@ -258,9 +260,26 @@ _REPORT_LINES = [
 ]
 
 
+def _own_stamps(lines: list[str]) -> list[str]:
+    """The report as a real kernel prints it: each line stamped a little after the one before,
+    the stamp's width changing, an uptime going back (a new boot), three decimals, no space."""
+    shapes = ["[  167.{:06d}] ", "[ 1167.{:06d}] ", "[167.{:06d}] ", "[    0.{:06d}] ", "[  167.{:03d}] "]
+    own = []
+    for number, line in enumerate(lines):
+        if line.startswith(_STAMP):
+            shape = shapes[number // 9 % len(shapes)]
+            line = shape.format(number) + line[len(_STAMP) :]
+        own.append(line)
+    own.append("[  168.000001]no space after the stamp")
+    own.append("[  168.000002] Mem-Info:")
+    return own
+
+
+@pytest.mark.parametrize("stamps", ["shared", "own"])
 @pytest.mark.parametrize("ending", ["", "\r"])
-def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(ending: str) -> None:
-    lines = [line + ending for line in _REPORT_LINES]
+def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(ending: str, stamps: str) -> None:
+    report = _REPORT_LINES if stamps == "shared" else _own_stamps(_REPORT_LINES)
+    lines = [line + ending for line in report]
     long_way = _LongWay("k", zone=UTC)
     full = [r for n, line in enumerate(lines, 1) for r in long_way.split(line, n)]
     splitter = LineSplitter("k", zone=UTC)
@@ -275,3 +294,64 @@ def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(ending: str
     assert [r.message for r in full if "Killed process 8" in r.message] == [
         "Out of memory: Killed process 8 (y) total-vm:1kB"
     ]
+
+
+_PIECES = st.sampled_from(
+    [
+        "x",
+        " ",
+        "  ",
+        "[",
+        "]",
+        "0",
+        "1.5",
+        "167.460820",
+        "<4>",
+        ">",
+        ":",
+        "kernel:",
+        "gpu1 ",
+        "foo[12]: ",
+        "Out of memory: Killed process 7 (x) total-vm:1kB",
+        "Mem-Info:",
+        "#012",
+        "\\",
+        "`",
+        "*",
+        "=3D",
+        "\u00dc",
+        "\u200b",
+        "\u2003",
+        "pod/x ",
+        "order=0",
+        "y" * 90,
+    ]
+)
+_STAMPS = st.sampled_from(
+    [
+        "[  167.{:06d}] ",
+        "[{:d}.5] ",
+        "[ 1167.{:06d}]",
+        "[    0.{:06d}] ",
+        "[  {:d}.000000]  ",
+        "[\u2003 {:d}.5] ",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_STAMPS, st.integers(0, 999_999), st.lists(_PIECES, max_size=6)), min_size=1, max_size=12
+    )
+)
+def test_lines_of_their_own_stamps_read_as_the_full_grammar_reads_them(lines: list) -> None:
+    # After one plain line the prefix is learnt; whatever follows, a line with its own `[ uptime] `
+    # must read as the full grammar (which never learns a prefix) reads it.
+    text = ["[  100.000000] Mem-Info:"] + [shape.format(n) + "".join(pieces) for shape, n, pieces in lines]
+    long_way = _LongWay("k", zone=UTC)
+    full = [r for n, line in enumerate(text, 1) for r in long_way.split(line, n)]
+    splitter = LineSplitter("k", zone=UTC)
+    assert [r for n, line in enumerate(text, 1) for r in splitter.split(line, n)] == full
+    splitter = LineSplitter("k", zone=UTC)
+    assert splitter.split(text[0], 1) + splitter.split_block("\n".join(text[1:]), 2) == full

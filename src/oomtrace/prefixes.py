@@ -293,10 +293,35 @@ class LineSplitter:
         """(message, stamp) when the line is the learnt prefix and a message the full reading
         would not cut further (`_after_same`); None sends it the long way."""
         same = self._same
-        if same is None or not line.startswith(same[0]):
+        if same is None:
             return None
-        message = self._after_same(line, len(same[0]))
-        return None if message is None else (message, same[1])
+        if line.startswith(same[0]):
+            message = self._after_same(line, len(same[0]))
+            return None if message is None else (message, same[1])
+        return self._learnt_shape(line)
+
+    def _learnt_shape(self, line: str) -> tuple[str, Stamp] | None:
+        """A line of the learnt prefix's shape, `[ uptime] `, with its own uptime: a real
+        kernel stamps each line of a report a few microseconds after the one before, so the
+        prefix is seldom the same twice. The full reading of such a line (`_known`, then
+        `_after_uptime`) makes this stamp and this message, and `_learn_same` would learn its
+        prefix: both are done here as they are there, the message tested as `_after_same` tests it."""
+        if line[:1] != "[":
+            return None
+        match = _UPTIME.match(line)
+        if match is None:
+            return None
+        cut = match.end()
+        prefix = line[:cut]
+        if prefix[-1] != " " or not prefix.isascii() or ">" in prefix[:4]:
+            return None
+        message = self._after_same(line, cut)
+        if message is None:
+            return None
+        uptime = float(match.group(1))
+        stamp = self._remember(Stamp(None, uptime, prefix.strip(), self._boot_for(uptime)))
+        self._same = (prefix, stamp)
+        return message, stamp
 
     def _learnt_record(self, line: str, line_no: int, message: str, stamp: Stamp) -> Record:
         """The one record of a line `_learnt` read, made as `_records` makes it."""
