@@ -792,12 +792,11 @@ class _Freezer:
         episode has them; the report's other fields left empty."""
         draft = self.draft
         summary = self.first(ev.OomKillSummary)
-        _, tasks = self.tasks()
         constraint, _ = self.constraint(summary, self.first(ev.TaskInMemcg))
         moment = self.builder._resolve(self.builder._draft_moment(draft))
-        return bare_episode(
-            "kernel", moment, draft.host, victim=self.victim(summary, tasks), constraint=constraint
-        )
+        # No tasks list: the victim splits only the rows it looks up (most of a deferred
+        # report's cost was splitting every row of its table to find one).
+        return bare_episode("kernel", moment, draft.host, victim=self.victim(summary), constraint=constraint)
 
     def trimmed(self, kept_rows: int) -> tuple[str, ...]:
         draft = self.draft
@@ -853,9 +852,12 @@ class _Freezer:
             return None
         return Trigger(task_line.comm, task_line.pid, task_line.uid, None, None, None, None, None, None)
 
-    def tasks(self) -> tuple[tuple[str, ...], list[dict[str, int | str]]]:
+    def columns(self) -> tuple[str, ...]:
         header = self.first(ev.TasksHeader)
-        columns = header.columns if isinstance(header, ev.TasksHeader) else ("pid",)
+        return header.columns if isinstance(header, ev.TasksHeader) else ("pid",)
+
+    def tasks(self) -> tuple[tuple[str, ...], list[dict[str, int | str]]]:
+        columns = self.columns()
         rows: list[dict[str, int | str]] = []
         for event in self.all(ev.TaskRow):
             assert isinstance(event, ev.TaskRow)
@@ -941,9 +943,27 @@ class _Freezer:
             return stats.path, "memory cgroup stats (inferred)"
         return None, None
 
-    def victim(self, summary: ev.Event | None, tasks: list[dict[str, int | str]]) -> Victim | None:
+    def row_of(self, pid: int, tasks: list[dict[str, int | str]] | None) -> dict[str, int | str] | None:
+        """The first row of `tasks` (the split table) for pid; with None, the same row found by
+        splitting only the rows whose `[pid]` is pid (rows that do not split are skipped, as
+        tasks() skips them)."""
+        columns = self.columns()
+        if tasks is None and "pid" in columns[1:]:
+            tasks = self.tasks()[1]  # a header naming pid again: its column decides a row's pid
+        if tasks is not None:
+            return next((r for r in tasks if r.get("pid") == pid), None)
+        for event in self.all(ev.TaskRow):
+            if event.pid == pid and (row := split_task_row(event.rest, columns)) is not None:
+                return {"pid": event.pid, **row}
+        return None
+
+    def victim(
+        self, summary: ev.Event | None, tasks: list[dict[str, int | str]] | None = None
+    ) -> Victim | None:
         """The killed task: from the kill line, its gaps filled from the summary and the tasks
-        table (each marked); without a kill line, the summary's or the chosen task, marked so."""
+        table (each marked); without a kill line, the summary's or the chosen task, marked so.
+        `tasks` is the split table where the caller has it; without it the rows are split as
+        the lookups need them (the same Victim either way)."""
         kill = self.draft.kill
         fields = summary.fields if isinstance(summary, ev.OomKillSummary) else {}
         summary_pid = int(fields["pid"]) if fields.get("pid", "").isdigit() else None
@@ -952,9 +972,11 @@ class _Freezer:
         pid, pid_from = kill.pid, None
         if pid is None and summary_pid is not None:
             pid, pid_from = summary_pid, "oom-kill summary"
-        row = next((r for r in tasks if r.get("pid") == pid), None) if pid is not None else None
+        row = self.row_of(pid, tasks) if pid is not None else None
         if pid is None and kill.comm and not kill.comm_cut:
-            rows = [r for r in tasks if r.get("name") == kill.comm]
+            rows = [
+                r for r in (tasks if tasks is not None else self.tasks()[1]) if r.get("name") == kill.comm
+            ]
             if len(rows) == 1:
                 row = rows[0]
                 pid, pid_from = int(row["pid"]), "tasks table (by name)"
@@ -990,7 +1012,7 @@ class _Freezer:
         )
 
     def _victim_without_kill(
-        self, fields: Mapping[str, str], summary_pid: int | None, tasks: list[dict[str, int | str]]
+        self, fields: Mapping[str, str], summary_pid: int | None, tasks: list[dict[str, int | str]] | None
     ) -> Victim | None:
         chosen = self.draft.chosen
         if summary_pid is not None and fields.get("task"):
@@ -999,7 +1021,7 @@ class _Freezer:
             comm, pid, source = chosen.comm, chosen.pid, "the task the kernel chose (no kill line)"
         else:
             return None
-        row = next((r for r in tasks if r.get("pid") == pid), None)
+        row = self.row_of(pid, tasks)
         adj, adj_from = _row_adj(row) if row is not None else (None, None)
         uid = int(fields["uid"]) if fields.get("uid", "").isdigit() else None
         return Victim(
