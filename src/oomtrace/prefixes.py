@@ -311,15 +311,13 @@ class LineSplitter:
         match = _UPTIME.match(line)
         if match is None:
             return None
-        cut = match.end()
-        prefix = line[:cut]
-        if prefix[-1] != " " or not prefix.isascii() or ">" in prefix[:4]:
+        prefix = match.group(0)
+        if not _learnable(prefix):
             return None
-        message = self._after_same(line, cut)
+        message = self._after_same(line, len(prefix))
         if message is None:
             return None
-        uptime = float(match.group(1))
-        stamp = self._remember(Stamp(None, uptime, prefix.strip(), self._boot_for(uptime)))
+        stamp = self._uptime_stamp(match)
         self._same = (prefix, stamp)
         return message, stamp
 
@@ -363,14 +361,7 @@ class LineSplitter:
             and split.stamp.uptime is not None
         ):
             prefix = line[: len(line) - len(split.message)]
-            match = _UPTIME.fullmatch(prefix)
-            if (
-                match
-                and prefix[-1] == " "
-                and prefix.isascii()  # _plain_message tests the message alone
-                and ">" not in prefix[:4]
-                and split.stamp.raw == prefix.strip()
-            ):
+            if _UPTIME.fullmatch(prefix) and _learnable(prefix) and split.stamp.raw == prefix.strip():
                 self._same = (prefix, split.stamp)
 
     def _after_same(self, line: str, cut: int) -> str | None:
@@ -622,8 +613,6 @@ class LineSplitter:
         return _syslog_rest(rest, tagless_is_host=tagless_is_host)
 
     def _after_uptime(self, rest: str, match: re.Match[str]) -> _Split:
-        uptime = float(match.group(1))
-        raw = match.group(0).strip()
         rest = rest[match.end() :]
         ident: str | None = "kernel"
         host: str | None = None
@@ -633,8 +622,12 @@ class LineSplitter:
         tagged = _SYSLOG_REST.match(rest) if _may_be_tagged(rest) else None
         if tagged and tagged.group("host") and (tagged.group("tag") == "kernel" or tagged.group("pid")):
             rest, ident, host, pid = _syslog_rest(rest, tagless_is_host=False)
-        stamp = Stamp(None, uptime, raw, self._boot_for(uptime))
-        return _Split(self._remember(stamp), ident, host, pid, rest, True)
+        return _Split(self._uptime_stamp(match), ident, host, pid, rest, True)
+
+    def _uptime_stamp(self, match: re.Match[str]) -> Stamp:
+        """The stamp of an `_UPTIME` match (its boot counted), remembered for the lines after."""
+        uptime = float(match.group(1))
+        return self._remember(Stamp(None, uptime, match.group(0).strip(), self._boot_for(uptime)))
 
     def _clock_only(self, rest: str, match: re.Match[str]) -> _Split:
         """A bare time of day: a stamp with a clock reading and no date (none is invented). A
@@ -774,6 +767,12 @@ def _may_be_tagged(message: str) -> bool:
     """Could `_after_uptime` read a tag (`host kernel: `, `tag[pid]: `) at the start of this?"""
     head = message[:120]
     return " kernel:" in head or "]: " in head
+
+
+def _learnable(prefix: str) -> bool:
+    """Can a `[ uptime] ` prefix be cut off the lines after it with a slice? It ends in a space
+    (the grammar's optional one) and is ASCII: `_plain_message` tests the message alone."""
+    return prefix[-1:] == " " and prefix.isascii() and ">" not in prefix[:4]
 
 
 def _plain_message(message: str) -> bool:
