@@ -7,6 +7,7 @@ import gzip
 import io
 import lzma
 import struct
+from collections import deque
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -24,9 +25,10 @@ class Damaged(OSError):
         """The command that tests such a file (`gzip -t`)."""
         self.trusted = trusted
         """Is every byte given before the failure right? True for a cut file, and for xz and bzip2,
-        which check their data as they go. False for a gzip member or a zstd frame whose check
-        failed: those check only at their end, so what the failing one gave may be garbage (a
-        bit flipped in a .gz turned 1,000 kills into 1,175, with a phantom crash loop)."""
+        whose bytes are given only once checked or far behind the decoder (`_Bzip2Blocks`,
+        `_HeldBack`). False for a gzip member or a zstd frame whose check failed: those check only
+        at their end, so what the failing one gave may be garbage (a bit flipped in a .gz turned
+        1,000 kills into 1,175, with a phantom crash loop)."""
 
 
 class Compression(Frozen):
@@ -50,10 +52,14 @@ def _open_zstd(raw: BinaryIO) -> Any:
     return _ZstdReader(reader, frames)
 
 
+def _open_xz(raw: BinaryIO) -> Any:
+    return _HeldBack(lzma.LZMAFile(raw), XZ_HELD_BACK)
+
+
 COMPRESSIONS = (
     Compression("gzip", b"\x1f\x8b", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"), True, "gzip -t"),
-    Compression("xz", b"\xfd7zXZ\x00", lzma.LZMAFile, False, "xz -t"),
-    Compression("bzip2", b"BZh", bz2.BZ2File, False, "bzip2 -t"),
+    Compression("xz", b"\xfd7zXZ\x00", _open_xz, False, "xz -t"),
+    Compression("bzip2", b"BZh", lambda raw: _Bzip2Blocks(raw), False, "bzip2 -t"),
     # logrotate and several distributions compress rotated logs with zstd (kern.log.1.zst).
     Compression("zstd", b"\x28\xb5\x2f\xfd", _open_zstd, True, "zstd -t"),
 )
@@ -108,6 +114,122 @@ def _zstd_error() -> type[BaseException]:
     except ImportError:
         return OSError
     return zstandard.ZstdError  # type: ignore[no-any-return]
+
+
+# bzip2 gives a block's bytes only once it has read the whole block, and checks its CRC as it
+# finishes giving them: bytes older than the largest block behind the newest are checked. A block
+# holds at most 900,000 bytes after its first run-length step, which makes 4 to 255 equal bytes
+# into 5 (at most 51 times as many out).
+BZIP2_BLOCK_MAX = 900_000 * 51
+# The decompressor's output a call may make (the call after it goes on where it stopped).
+_STEP = 1 << 20
+# The compressed bytes a bzip2 call is given. A call that finishes a block goes on into the next
+# one, and damage found there fails the call, losing the finished block's bytes with it: small
+# pieces make that rare (damage in the next block's first KiB).
+_BZIP2_PIECE = 1 << 10
+# xz checks a block at its end, and `xz` makes a whole file one block: what its decoder gave
+# just before it found damage may be garbage. Of 1,500 random bits flipped in a 3 MB log, 114
+# gave garbage before the error, up to 67 KB of it: the last MiB is held back until more follows.
+XZ_HELD_BACK = 1 << 20
+
+
+class _Bzip2Blocks:
+    """A bzip2 file's bytes, given only once its blocks' checks passed (`bz2.BZ2File` gives a
+    failing block's garbage before its check: a flipped bit read as 900 KB of scrambled lines,
+    phantom tasks rows among them). Bytes a call gives are checked when the decoder then needs
+    input or ends its stream: it has finished every block it began giving."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self._decompressor = bz2.BZ2Decompressor()
+        self._checked: deque[bytes] = deque()
+        self._pending: deque[bytes] = deque()  # given since the decoder last needed input
+        self._pending_bytes = 0
+        self._cut = False  # the file ended inside a stream: raised once the checked bytes are read
+        self._ended = False
+
+    def read1(self, size: int = -1, /) -> bytes:
+        while not self._checked and not self._ended:
+            self._decode()
+        if not self._checked:
+            if self._cut:
+                self._cut = False
+                raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            return b""
+        given = self._checked.popleft()
+        if 0 <= size < len(given):
+            given, rest = given[:size], given[size:]
+            self._checked.appendleft(rest)
+        return given
+
+    def _decode(self) -> None:
+        decompressor = self._decompressor
+        if decompressor.eof:  # a stream ended: pbzip2 and `cat a.bz2 b.bz2` make several
+            piece = decompressor.unused_data or self.raw.read(_BZIP2_PIECE)
+            if not piece:
+                self._ended = True
+                return
+            if not piece.startswith(b"BZh"):
+                self._ended = True
+                raise OSError("bytes after the last bzip2 stream are not bzip2")
+            self._decompressor = decompressor = bz2.BZ2Decompressor()
+        elif decompressor.needs_input:
+            piece = self.raw.read(_BZIP2_PIECE)
+            if not piece:
+                self._ended = self._cut = True
+                return
+        else:
+            piece = b""
+        data = decompressor.decompress(piece, _STEP)
+        if data:
+            self._pending.append(data)
+            self._pending_bytes += len(data)
+        if decompressor.needs_input or decompressor.eof:
+            self._checked.extend(self._pending)
+            self._pending.clear()
+            self._pending_bytes = 0
+        # A run of equal bytes (a NUL hole) makes huge blocks: what lies a whole block behind
+        # is given, so that at most a block is held (46 MB; a block of log text gives 900 KB).
+        while self._pending and self._pending_bytes - len(self._pending[0]) > BZIP2_BLOCK_MAX:
+            older = self._pending.popleft()
+            self._pending_bytes -= len(older)
+            self._checked.append(older)
+
+    def close(self) -> None:
+        self._checked.clear()
+        self._pending.clear()
+
+
+class _HeldBack:
+    """A decompressor's bytes, each given only once `behind` more bytes follow it, or the stream
+    ended or was cut (a cut gives no garbage; damage raises, and the held bytes are dropped)."""
+
+    def __init__(self, stream: Any, behind: int) -> None:
+        self.stream = stream
+        self.behind = behind
+        self._held = bytearray()
+        self._ended = False
+        self._cut: EOFError | None = None
+
+    def read1(self, size: int = -1, /) -> bytes:
+        while len(self._held) <= self.behind and not self._ended:
+            try:
+                data = self.stream.read1(_STEP)
+            except EOFError as ended_inside:
+                self._cut, data = ended_inside, b""
+            self._ended = not data
+            self._held += data
+        ready = len(self._held) if self._ended else len(self._held) - self.behind
+        if not ready and self._cut is not None:
+            cut, self._cut = self._cut, None
+            raise cut
+        take = ready if size < 0 else min(size, ready)
+        given = bytes(self._held[:take])
+        del self._held[:take]
+        return given
+
+    def close(self) -> None:
+        self.stream.close()
 
 
 class _ZstdReader:
