@@ -58,6 +58,9 @@ def report_lines() -> list[str]:
     return lines[start:]
 
 
+# Microseconds between a report's lines, in turn: what real dmesg reports show (1 to 200 µs).
+LINE_STEP_S = (0.000001, 0.000004, 0.000002, 0.000092, 0.000011, 0.000003, 0.000187)
+
 # `journalctl -k > file` prints wall-clock stamps and the host; dmesg prints uptimes; rsyslog's
 # /var/log/kern.log prints both (its own stamp and host, then the kernel's uptime).
 BOOTED = datetime(2026, 11, 28, 8, 0, 0)
@@ -138,7 +141,10 @@ def report_block(
         uptime += 1.5
         block.append(f"{prefix(style, uptime)} {NVRM_OOM}\n")
     uptime += lead
-    for line in body:
+    for number, line in enumerate(body):
+        # A real kernel stamps each line of a report apart, a few microseconds after the one
+        # before (one stamp for the whole report flattered the splitter's learnt prefix).
+        uptime += LINE_STEP_S[number % len(LINE_STEP_S)]
         block.append(f"{prefix(style, uptime)} {line.replace('1966928', str(pid))}\n")
     return uptime
 

@@ -15,7 +15,7 @@
 # systemd-journal-remote. OOMTRACE is the command measured (default: .venv/bin/oomtrace).
 source "$(dirname "$0")/common.sh"
 PAIRS=${PAIRS:-5}
-ROWS=${ROWS:-text,quiet,journalctl-text,gz,reports,startup,journal,fleet,stdin,rss}
+ROWS=${ROWS:-text,quiet,journalctl-text,gz,reports,loop,startup,journal,fleet,stdin,rss}
 # The fleet row's store: 20 hosts of ENTRIES journal entries each (350,000: about 2 GiB).
 ENTRIES=${ENTRIES:-350000}
 FLEET="$OUT/fleet-$ENTRIES"
@@ -42,6 +42,7 @@ make_inputs() {
         log_input reports-5000.log --mib 217 --reports 5000
         log_input reports-10000.log --mib 434 --reports 10000
     fi
+    if want loop; then log_input loop-1000-journalctl.log --kills 1000 --style journalctl; fi
     # A rotated log, compressed as logrotate does (gzip's default level).
     if want gz && [ ! -f "$OUT/kern-1g.log.gz" ]; then gzip -c "$OUT/kern-1g.log" >"$OUT/kern-1g.log.gz"; fi
     if want journal && [ ! -f "$OUT/journal/bench.journal" ]; then
@@ -133,6 +134,13 @@ if want reports; then
                 "$OOMTRACE $command -k $log" "$GREP_NAME" "$GREP $log" 2
         done
     done
+fi
+if want loop; then
+    # A service killed every minute or so, as `journalctl -k > file` saves it: a file below the
+    # chunk scan's size, every line read.
+    log="$OUT/loop-1000-journalctl.log"
+    row "1,000 kills in $(( $(stat -c %s "$log") >> 20 )) MiB of journalctl -k text: list" "<=20x wall" \
+        "$OOMTRACE list -k $log" "$GREP_NAME" "$GREP $log" 3
 fi
 if want startup; then
     row "why NAME on a 77-line log" "<=10x" \
