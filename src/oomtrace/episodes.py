@@ -95,6 +95,12 @@ _BODY = (
     ev.MemcgStatsHeader,
     ev.MemcgStat,
 )
+# The lines of a report other than its header. Where no report is open, the body lines wait in
+# _pending for a kill whose header was cut (_open takes them), so a reader that skips lines
+# (sources/bigfile.py) reads back the ones it skipped before it hands one of these.
+REPORT_LINE_EVENTS = (*_STRONG, *_BODY, ev.NoKillable, ev.OomPanic)
+# How many body lines wait in _pending (the oldest go first).
+PENDING_EVENTS = 4000
 # The lines feed() hands to _body, as it tests them: those of no kind it tests before.
 _FED_BEFORE = (
     ev.EarlyWarning,
@@ -233,7 +239,7 @@ class EpisodeBuilder:
         self._read_twice = 0
         self._recent: deque[_Draft] = deque()
         """The last few closed drafts, still open to the reap line that follows a kill."""
-        self._pending: deque[ev.Event] = deque(maxlen=4000)
+        self._pending: deque[ev.Event] = deque(maxlen=PENDING_EVENTS)
         self._stream: tuple[str | None, str] | None = None
         """The (host, source) whose report state (_current, _recent, _pending) is loaded."""
         self._streams: dict[tuple[str | None, str], tuple[_Draft | None, deque[_Draft], deque[ev.Event]]] = {}

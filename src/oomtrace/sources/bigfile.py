@@ -3,7 +3,9 @@
 The head of the file is read in full (it settles the format and the first stamp); then, chunk
 by chunk (sources/chunks.py), the lines holding an anchor, the reports they open, and the NVRM
 Xid lines, whose repeats are counted rather than parsed when counting cannot change the answer.
-`tests/test_fastpath.py` checks that the answers equal those of reading every line.
+Before a line of a report that no header opened (a kill, a call frame, Mem-Info), the lines
+skipped since the last one handled are read back: a report cut before its header takes its body
+from them. `tests/test_fastpath.py` checks that the answers equal those of reading every line.
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from oomtrace.episodes import REPEAT_GAP_S, record_gap
+from oomtrace.episodes import REPEAT_GAP_S, REPORT_LINE_EVENTS, record_gap
 from oomtrace.errors import InputError
 from oomtrace.events import EarlyWarning
-from oomtrace.frozen import replace
-from oomtrace.parse import parse_record
-from oomtrace.prefilter import Prefilter
+from oomtrace.frozen import Frozen, replace
+from oomtrace.parse import parse_record, parse_records
+from oomtrace.prefilter import REGION_MAX_LINES, Prefilter
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources import chunks
@@ -30,6 +32,11 @@ if TYPE_CHECKING:
 # Lines always read in full at the start: the format, the first stamp (a run of empty lines
 # counts as one).
 HEAD_LINES = 100
+# Before a report line that no header opened, the lines skipped since the last one handled are
+# read back, at most this many (as many as a report is read after its header) and from this
+# chunk and the one before it only: a cut report's body further back is not read, as
+# tests/test_fastpath.py shows.
+READ_BACK_LINES = REGION_MAX_LINES
 
 
 def _decode(raw: bytes) -> str:
@@ -83,6 +90,7 @@ def big_file_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[
             if line_no == 0:
                 raise InputError(f"cannot decompress {source.name}: {error}") from None
             source.problem = f"cut short after line {max(total, line_no)} ({error})"
+        yield from reader.finish()
     source.add_problem(
         bound_note(head.cut_lines + cut_lines, head.cut_json + cut_json, head.skipped_bytes + skipped)
     )
@@ -97,6 +105,15 @@ def _last_line(data: bytes) -> bytes:
     return data[data.rfind(b"\n", 0, end) + 1 : end]
 
 
+class _Tail(Frozen):
+    """The lines at the end of a chunk after the last one handled: read back if the next chunk
+    opens with a report line, their Xid lines handled otherwise."""
+
+    chunk: chunks.Chunk
+    start: int
+    line_no: int
+
+
 class _ChunkReader:
     """Hands the lines of each chunk that matter to the splitter, in file order."""
 
@@ -105,23 +122,98 @@ class _ChunkReader:
         self.prefilter = prefilter
         self.last_line = 0
         self._known = (0, 1)
+        self._tail: _Tail | None = None
 
     def read(self, chunk: chunks.Chunk) -> Iterator[Record]:
-        position = 0  # lines before this offset are dealt with
+        position = 0  # lines before this offset are dealt with (but for the Xids of the gap after)
         self._known = (0, chunk.first_line)
         if self.prefilter.in_region:
-            position = yield from self._region(chunk, 0)
+            position = yield from self._region(chunk, 0)  # the chunk before ended in it: no tail
         for start in chunk.anchor_lines:
             if start < position:
                 continue  # inside a report read above
-            yield from self._xids(chunk, position, start)
-            raw, position = chunk.line_at(start)
+            raw, end = chunk.line_at(start)
             text = _decode(raw)
             if self.prefilter.wants(text):
-                yield from self._split(text, self._line_no(chunk, start))
+                yield from self._anchor(chunk, position, start, text)
+                position = end
                 if self.prefilter.in_region:
                     position = yield from self._region(chunk, position)
-        yield from self._xids(chunk, position, len(chunk.data))
+        yield from self.finish()
+        if position < len(chunk.data):
+            self._tail = _Tail(chunk, position, self._line_no(chunk, position))
+
+    def finish(self) -> Iterator[Record]:
+        """The Xid lines of the last chunk's tail, when no report line came after them."""
+        tail, self._tail = self._tail, None
+        if tail is not None:
+            yield from self._tail_xids(tail, len(tail.chunk.data))
+
+    def _tail_xids(self, tail: _Tail, high: int) -> Iterator[Record]:
+        known, self._known = self._known, (tail.start, tail.line_no)
+        yield from self._xids(tail.chunk, tail.start, high)
+        self._known = known
+
+    def _anchor(self, chunk: chunks.Chunk, position: int, start: int, text: str) -> Iterator[Record]:
+        """The anchor line at `start`, after what lies between the last line handled and it
+        (from `position`, or from the last chunk's tail): every line of that read back when the
+        anchor line is a report's (a report cut before its header takes its body from the lines
+        before it), else only its Xid lines."""
+        line_no = chunk.line_no(start, self._known)
+        if position == start and self._tail is None:
+            self._known = (start, line_no)
+            yield from self._split(text, line_no)
+            return
+        # The anchor line is read first to know what it is, then again after the lines before it
+        # (the splitter learns from each line, in file order).
+        saved = self.splitter.checkpoint()
+        report_line = self._is_report_line(self.splitter.split(text, line_no), chunk, start)
+        self.splitter.rollback(saved)
+        if report_line:
+            yield from self._read_back(chunk, position, start, line_no)
+        else:
+            yield from self.finish()
+            yield from self._xids(chunk, position, start)
+        self._known = (start, line_no)
+        yield from self._split(text, line_no)
+
+    def _is_report_line(self, records: list[Record], chunk: chunks.Chunk, start: int) -> bool:
+        """Is the anchor line (`records`) a line of a report, alone or, cut, with its rest (the
+        line after it, which the prefilter reads too)?"""
+        events = [parse_record(record) for record in records]
+        if any(isinstance(event, REPORT_LINE_EVENTS) for event in events):
+            return True
+        _, after = chunk.line_at(start)
+        if not events or events[-1] is not None or not self.prefilter.in_region or after >= len(chunk.data):
+            return False
+        rest = self.splitter.split(_decode(chunk.line_at(after)[0]), records[-1].line_no + 1)
+        _, joined = next(parse_records([records[-1], *rest]))
+        return isinstance(joined, REPORT_LINE_EVENTS)
+
+    def _read_back(self, chunk: chunks.Chunk, position: int, start: int, line_no: int) -> Iterator[Record]:
+        """Every line from the last one handled (in this chunk from `position`, or in the last
+        chunk's tail) to the line at `start` (numbered `line_no`), READ_BACK_LINES at most; of
+        those further back, the Xid lines, as the scan handles them."""
+        low, first = _lines_back(chunk.data, position, start, line_no, READ_BACK_LINES)
+        tail, self._tail = self._tail, None
+        if tail is not None:
+            room = READ_BACK_LINES - (line_no - first) if low == position else 0
+            data = tail.chunk.data
+            tail_low, tail_first = _lines_back(data, tail.start, len(data), chunk.first_line, room)
+            yield from self._tail_xids(tail, tail_low)
+            yield from self._block(tail.chunk, tail_low, len(data), tail_first)
+        self._known = (position, first - chunk.data.count(b"\n", position, low))
+        yield from self._xids(chunk, position, low)
+        yield from self._block(chunk, low, start, first)
+
+    def _block(self, chunk: chunks.Chunk, low: int, high: int, line_no: int) -> list[Record]:
+        """The lines of chunk.data[low:high] (from a line start to a line start or the end) at once."""
+        if low >= high:
+            return []
+        data = chunk.data
+        end = high - 1 if data[high - 1] == ord("\n") else high
+        self.last_line = max(self.last_line, line_no + data.count(b"\n", low, end))
+        return self.splitter.split_block(data[low:end].decode("utf-8", "replace"), line_no)
 
     def _line_no(self, chunk: chunks.Chunk, start: int) -> int:
         """Line number of the line starting at `start`, counted from the last line numbered
@@ -245,3 +337,16 @@ def _all_name_host(chunk: chunks.Chunk, group: Any, host: str) -> bool:
     if tail and chunk.all_preceded_by(group, tail):
         return True
     return all(data.find(name, data.rfind(b"\n", 0, xid) + 1, xid) >= 0 for xid in group.tolist())
+
+
+def _lines_back(data: bytes, low: int, high: int, high_line: int, limit: int) -> tuple[int, int]:
+    """Where the last `limit` lines of data[low:high] begin (`low` if it holds no more), and that
+    line's number: `low` and `high` are line starts (or `high` the end), `high_line` the number
+    of the line at `high`."""
+    lines = data.count(b"\n", low, high)
+    if lines <= limit:
+        return low, high_line - lines
+    at = high
+    for _ in range(limit):
+        at = data.rfind(b"\n", low, at - 1) + 1
+    return at, high_line - limit
