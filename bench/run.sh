@@ -136,8 +136,8 @@ if want reports; then
     done
 fi
 if want loop; then
-    # A service killed every minute or so, as `journalctl -k > file` saves it: a file below the
-    # chunk scan's size, every line read.
+    # A service killed every minute or so, as `journalctl -k > file` saves it: nearly every line is
+    # a report's, read through the chunk scan as line by line.
     log="$OUT/loop-1000-journalctl.log"
     row "1,000 kills in $(( $(stat -c %s "$log") >> 20 )) MiB of journalctl -k text: list" "<=20x wall" \
         "$OOMTRACE list -k $log" "$GREP_NAME" "$GREP $log" 3

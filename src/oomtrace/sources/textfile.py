@@ -434,8 +434,19 @@ def _is_kmsg(path: str) -> bool:
     return stat.S_ISCHR(info.st_mode) and (os.major(info.st_rdev), os.minor(info.st_rdev)) == (1, 11)
 
 
-# Files at least this big are scanned in chunks first (OOMTRACE_FAST_MIN_BYTES overrides it).
-FAST_MIN_BYTES = 64 * 1024 * 1024
+# Files at least this big are scanned in chunks first (OOMTRACE_FAST_MIN_BYTES overrides it): the
+# size from which the chunk scan stops losing. Its start (numpy, Hyperscan, the threads) costs
+# about 0.1 s; reading every line costs 0.11 to 0.18 s a MiB of noise with reports. `list -k`,
+# seconds through the chunk scan / line by line, medians of 5 to 7 alternated pairs on 2 noisy
+# cores (2026-12-02, bench/make_log.py):
+#                                       128 KiB    512 KiB    1 MiB      2 MiB      4 MiB      16 MiB
+#   journalctl -k, a report a 512 KiB   0.30/0.20  0.27/0.27  0.28/0.36  0.33/0.55  0.32/0.90  0.38/2.72
+#   journalctl -k, a report a 44 KiB                          0.30/0.36  0.36/0.54  0.40/0.90
+#   dmesg, Xid chatter, a report a 512K 0.31/0.19  0.31/0.24  0.26/0.29  0.31/0.41  0.33/0.63  0.37/1.77
+#   crash loop (--kills), dmesg         0.31/0.18  0.31/0.22  0.36/0.27  0.51/0.36  0.75/0.71  1.86/1.76
+#   crash loop (--kills), journalctl    0.30/0.20  0.38/0.25  0.42/0.35  0.63/0.55  0.99/0.95  3.01/3.16
+# A crash loop's every line is a report's, read either way: it loses the start below about 4 MiB.
+FAST_MIN_BYTES = 1024 * 1024
 # A compressed kernel log holds about this many times its size (gzip makes them 8 to 12 times
 # smaller): the size the rule above applies to.
 COMPRESSION_GUESS = 8
@@ -450,7 +461,7 @@ def _fast_min_bytes() -> int:
     except ValueError:
         raise UsageError(
             f"OOMTRACE_FAST_MIN_BYTES={given!r} is not a number of bytes",
-            hint="unset it, or give a whole number such as 67108864",
+            hint="unset it, or give a whole number such as 1048576",
         ) from None
 
 
