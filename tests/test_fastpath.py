@@ -529,3 +529,20 @@ def test_a_wrapped_line_opening_a_cut_report_is_read_back_before(
     log.write_text(log.read_text().replace("\n[  200.000000] \n", "\n"))
     fast = assert_same(log, monkeypatch)
     assert trigger_of(fast) == {"comm": "java", "pid": 4242}
+
+
+@pytest.mark.xfail(strict=True, reason="the read-back starts after the last line the scan handled")
+def test_a_line_of_no_report_inside_a_cut_body_ends_the_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An NVRM allocation failure (an anchored warning) printed between the cut report's CPU line
+    # and its first anchored line: the scan handles it as it comes, and the lines before it (the
+    # CPU line) are not read back at the report's frame. Line by line, the trigger is named.
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
+    log = cut_report_log(tmp_path / "kern.log")
+    nvrm = "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051)"
+    lines = log.read_text().splitlines(keepends=True)
+    lines.insert(203, f"[  200.000000] {nvrm}\n")
+    log.write_text("".join(lines))
+    assert trigger_of(listing(log, False, monkeypatch)) == TRIGGER
+    assert trigger_of(listing(log, True, monkeypatch)) == TRIGGER

@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 # counts as one).
 HEAD_LINES = 100
 # Before a report line that no header opened, the lines skipped since the last one handled are
-# read back, at most this many (as many as a report is read after its header) and from this
-# chunk and the one before it only: a cut report's body further back is not read, as
-# tests/test_fastpath.py shows.
+# read back, at most this many (as many as a report is read after its header). What a cut
+# report's body loses so, as tests/test_fastpath.py shows: its lines further back than that, or
+# than the start of the chunk before the one holding that report line, and those before a line
+# of no report that the scan handled inside it (an NVRM allocation failure between its CPU line
+# and its call trace): the read-back starts after that line.
 READ_BACK_LINES = REGION_MAX_LINES
 
 
