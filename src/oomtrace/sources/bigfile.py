@@ -3,9 +3,12 @@
 The head of the file is read in full (it settles the format and the first stamp); then, chunk
 by chunk (sources/chunks.py), the lines holding an anchor, the reports they open, and the NVRM
 Xid lines, whose repeats are counted rather than parsed when counting cannot change the answer.
-Before a line of a report that no header opened (a kill, a call frame, Mem-Info), the lines
-skipped since the last one handled are read back: a report cut before its header takes its body
-from them. `tests/test_fastpath.py` checks that the answers equal those of reading every line.
+A report cut before its header takes its body from the lines before its first line the scan
+handles (a kill, a call frame, Mem-Info...): there the lines the scan skipped are read back, from
+the last one handled, and from further back while the stretch skipped before a line of no report
+(an NVRM failure printed inside the body) ends in a report line. So outside a report the records
+of the lines handled are held back until the next anchor line says which it is.
+`tests/test_fastpath.py` checks that the answers equal those of reading every line.
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from oomtrace.episodes import REPEAT_GAP_S, REPORT_LINE_EVENTS, record_gap
 from oomtrace.errors import InputError
-from oomtrace.events import EarlyWarning
+from oomtrace.events import EarlyWarning, OomInvoked
 from oomtrace.frozen import Frozen, replace
 from oomtrace.parse import parse_record, parse_records
-from oomtrace.prefilter import REGION_MAX_LINES, Prefilter
+from oomtrace.prefilter import REGION_MAX_LINES, XID_ANCHOR, Prefilter
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources import chunks
@@ -32,13 +35,16 @@ if TYPE_CHECKING:
 # Lines always read in full at the start: the format, the first stamp (a run of empty lines
 # counts as one).
 HEAD_LINES = 100
-# Before a report line that no header opened, the lines skipped since the last one handled are
-# read back, at most this many (as many as a report is read after its header). What a cut
-# report's body loses so, as tests/test_fastpath.py shows: its lines further back than that, or
-# than the start of the chunk before the one holding that report line, and those before a line
-# of no report that the scan handled inside it (an NVRM allocation failure between its CPU line
-# and its call trace): the read-back starts after that line.
+# A read-back reaches this many lines back at most (as many as a report is read after its
+# header), and into the chunk before the report line's, no further. The records held back are
+# handed on at a header (the builder drops the body lines before it), at the end of the chunk
+# after the one they began in, and when they span more lines than this or hold more records;
+# what a cut report's body loses so, tests/test_fastpath.py shows.
 READ_BACK_LINES = REGION_MAX_LINES
+# Lines of no message looked past at the end of a gap for the line that says whether a cut
+# report's body goes on there (a blank line, a `Tainted: [P]=...` line).
+_LOOKED_PAST = 5
+_XID = XID_ANCHOR.encode()
 
 
 def _decode(raw: bytes) -> str:
@@ -107,13 +113,31 @@ def _last_line(data: bytes) -> bytes:
     return data[data.rfind(b"\n", 0, end) + 1 : end]
 
 
-class _Tail(Frozen):
-    """The lines at the end of a chunk after the last one handled: read back if the next chunk
-    opens with a report line, their Xid lines handled otherwise."""
+class _Gap(Frozen):
+    """Lines the scan skipped (of one chunk), where a cut report's body may lie."""
 
     chunk: chunks.Chunk
     start: int
+    end: int
     line_no: int
+    """The number of the line at `start`."""
+    saved: tuple[object, ...]
+    """The splitter's state at `start`."""
+    held_before: int
+    """How many records were held back before it."""
+
+
+class _Window:
+    """The lines since the last one handed on: the gaps the scan skipped, and the records of the
+    lines it handled between them, held back in order. A report line no header opened has the
+    gaps holding its body read back with the lines between them instead; anything else hands
+    the held records on."""
+
+    __slots__ = ("gaps", "held")
+
+    def __init__(self) -> None:
+        self.gaps: list[_Gap] = []
+        self.held: list[Record] = []
 
 
 class _ChunkReader:
@@ -124,64 +148,161 @@ class _ChunkReader:
         self.prefilter = prefilter
         self.last_line = 0
         self._known = (0, 1)
-        self._tail: _Tail | None = None
+        self._window: _Window | None = None
 
     def read(self, chunk: chunks.Chunk) -> Iterator[Record]:
-        position = 0  # lines before this offset are dealt with (but for the Xids of the gap after)
+        position = 0  # lines before this offset are dealt with (held back, maybe)
         self._known = (0, chunk.first_line)
-        if self.prefilter.in_region:
-            position = yield from self._region(chunk, 0)  # the chunk before ended in it: no tail
+        if self.prefilter.in_region:  # a report, or the rest of a line held back, goes on here
+            position = yield from self._held(self._region(chunk, 0))
         for start in chunk.anchor_lines:
             if start < position:
                 continue  # inside a report read above
             raw, end = chunk.line_at(start)
             text = _decode(raw)
             if self.prefilter.wants(text):
-                yield from self._anchor(chunk, position, start, text)
-                position = end
-                if self.prefilter.in_region:
-                    position = yield from self._region(chunk, position)
-        yield from self.finish()
+                position = yield from self._anchor(chunk, position, start, end, text)
+        window = self._window
+        if window is not None and window.gaps and window.gaps[0].chunk is not chunk:
+            yield from self.finish()  # no read-back reaches further than the chunk before
         if position < len(chunk.data):
-            self._tail = _Tail(chunk, position, self._line_no(chunk, position))
+            window = self._hold_gap(chunk, position, len(chunk.data))
+            if len(window.held) > READ_BACK_LINES:
+                yield from self.finish()
 
     def finish(self) -> Iterator[Record]:
-        """The Xid lines of the last chunk's tail, when no report line came after them."""
-        tail, self._tail = self._tail, None
-        if tail is not None:
-            yield from self._tail_xids(tail, len(tail.chunk.data))
+        """The records held back, when no report line came after them."""
+        window, self._window = self._window, None
+        if window is not None:
+            yield from window.held
 
-    def _tail_xids(self, tail: _Tail, high: int) -> Iterator[Record]:
-        known, self._known = self._known, (tail.start, tail.line_no)
-        yield from self._xids(tail.chunk, tail.start, high)
-        self._known = known
+    def _hold_gap(self, chunk: chunks.Chunk, start: int, end: int) -> _Window:
+        """Holds back the records of the Xid lines in [start, end), and where that gap is."""
+        window = self._window = self._window or _Window()
+        if start < end:
+            line_no = self._line_no(chunk, start)
+            gap = _Gap(chunk, start, end, line_no, self.splitter.checkpoint(), len(window.held))
+            window.gaps.append(gap)
+            window.held.extend(self._xids(chunk, start, end))
+        return window
 
-    def _anchor(self, chunk: chunks.Chunk, position: int, start: int, text: str) -> Iterator[Record]:
-        """The anchor line at `start`, after what lies between the last line handled and it
-        (from `position`, or from the last chunk's tail): every line of that read back when the
-        anchor line is a report's (a report cut before its header takes its body from the lines
-        before it), else only its Xid lines."""
+    def _anchor(
+        self, chunk: chunks.Chunk, position: int, start: int, end: int, text: str
+    ) -> Generator[Record, None, int]:
+        """The anchor line at `start` (its line ends at `end`) and what it opens, after the lines
+        since the last one handled (from `position`): the gaps holding a cut report's body read
+        back when the anchor line is a report's (such a report takes its body from the lines
+        before it); else its records held back after those of the Xid lines before it, until it
+        is known whether a report line follows. Returns where it ends."""
         line_no = chunk.line_no(start, self._known)
-        if position == start and self._tail is None:
+        if position == start and self._window is None:  # nothing skipped, nothing held
             self._known = (start, line_no)
             yield from self._split(text, line_no)
-            return
+            return (yield from self._region(chunk, end))
         # The anchor line is read first to know what it is, then again after the lines before it
         # (the splitter learns from each line, in file order).
         saved = self.splitter.checkpoint()
-        report_line = self._is_report_line(self.splitter.split(text, line_no), chunk, start)
+        records = self.splitter.split(text, line_no)
+        report_line = self._is_report_line(records, chunk, start)
+        header = any(isinstance(parse_record(record), OomInvoked) for record in records)
         self.splitter.rollback(saved)
         if report_line:
-            yield from self._read_back(chunk, position, start, line_no)
+            yield from self._read_back(chunk, position, start, line_no, saved)
         else:
-            yield from self.finish()
+            window = self._window
+            if header or (window is not None and line_no - window.gaps[0].line_no > READ_BACK_LINES):
+                # A header: the builder drops the body lines before it. Or too far to read back.
+                yield from self.finish()
+            if not header and (self._window is not None or position < start):
+                window = self._hold_gap(chunk, position, start)
+                self._known = (start, line_no)
+                window.held.extend(self._split(text, line_no))
+                return (yield from self._held(self._region(chunk, end)))
             yield from self._xids(chunk, position, start)
         self._known = (start, line_no)
         yield from self._split(text, line_no)
+        return (yield from self._region(chunk, end))
+
+    def _held(self, records: Generator[Record, None, int]) -> Generator[Record, None, int]:
+        """Holds the records back in the window, until they are more than a read-back could
+        replace (a run of a million anchored lines): then hands them and the rest on."""
+        while True:
+            try:
+                record = next(records)
+            except StopIteration as stop:
+                return int(stop.value)
+            if self._window is None:
+                yield record
+                continue
+            self._window.held.append(record)
+            if len(self._window.held) > READ_BACK_LINES:
+                yield from self.finish()
+
+    def _read_back(
+        self, chunk: chunks.Chunk, position: int, start: int, line_no: int, saved: tuple[object, ...]
+    ) -> Iterator[Record]:
+        """The lines before the report line at `start` (numbered `line_no`; `saved` the
+        splitter's state before it) read back in full, instead of the records held since, from
+        the gap before it or further back (_body_start); the records held before are handed on.
+        When even that gap is longer than READ_BACK_LINES, only its last READ_BACK_LINES lines
+        are, and the Xid lines before those are handled as the scan handles them."""
+        window, self._window = self._window, None
+        held, gaps = (window.held, window.gaps) if window is not None else ([], [])
+        number = line_no - chunk.data.count(b"\n", position, start)  # the line at `position`
+        gaps = [*gaps, _Gap(chunk, position, start, number, saved, len(held))]
+        first = self._body_start(gaps, line_no)
+        if first is None:  # the last gap alone is longer than a read-back
+            self.splitter.rollback(saved)
+            yield from held
+            low, number = _lines_back(chunk.data, position, start, line_no, READ_BACK_LINES)
+            self._known = (position, number - chunk.data.count(b"\n", position, low))
+            yield from self._xids(chunk, position, low)
+            yield from self._block(chunk, low, start, number)
+            return
+        yield from held[: first.held_before]
+        self.splitter.rollback(first.saved)
+        low, number = first.start, first.line_no
+        if first.chunk is not chunk:
+            yield from self._block(first.chunk, low, len(first.chunk.data), number)
+            low, number = 0, chunk.first_line
+        yield from self._block(chunk, low, start, number)
+
+    def _body_start(self, gaps: list[_Gap], line_no: int) -> _Gap | None:
+        """The first gap to read back from: the last one, and those before it as long as each
+        ends in a report line (a cut body going on behind a line of no report that the scan
+        handled), within READ_BACK_LINES lines of `line_no`; None when the last gap alone is
+        further."""
+        first = gaps[-1]
+        if line_no - first.line_no > READ_BACK_LINES:
+            return None
+        for gap in reversed(gaps[:-1]):
+            if line_no - gap.line_no > READ_BACK_LINES or not self._ends_in_report_line(gap):
+                break
+            first = gap
+        return first
+
+    def _ends_in_report_line(self, gap: _Gap) -> bool:
+        """Is the last line of the gap that says something (not an Xid line, not one of no
+        message, of which a few are looked past) a report's? The caller rolls the splitter back."""
+        data = gap.chunk.data
+        end = gap.end - 1  # the newline ending the gap's last line
+        unread = _LOOKED_PAST
+        while end > gap.start and unread:
+            start = max(gap.start, data.rfind(b"\n", gap.start, end) + 1)
+            line = data[start:end]
+            end = start - 1
+            if _XID in line:
+                continue
+            self.splitter.rollback(gap.saved)
+            events = [parse_record(r) for r in self.splitter.split(_decode(line), gap.line_no)]
+            if any(event is not None for event in events):
+                return any(isinstance(event, REPORT_LINE_EVENTS) for event in events)
+            unread -= 1
+        return False
 
     def _is_report_line(self, records: list[Record], chunk: chunks.Chunk, start: int) -> bool:
         """Is the anchor line (`records`) a line of a report, alone or, cut, with its rest (the
-        line after it, which the prefilter reads too)?"""
+        line after it, which the prefilter reads too)? The caller rolls the splitter back."""
         events = [parse_record(record) for record in records]
         if any(isinstance(event, REPORT_LINE_EVENTS) for event in events):
             return True
@@ -191,22 +312,6 @@ class _ChunkReader:
         rest = self.splitter.split(_decode(chunk.line_at(after)[0]), records[-1].line_no + 1)
         _, joined = next(parse_records([records[-1], *rest]))
         return isinstance(joined, REPORT_LINE_EVENTS)
-
-    def _read_back(self, chunk: chunks.Chunk, position: int, start: int, line_no: int) -> Iterator[Record]:
-        """Every line from the last one handled (in this chunk from `position`, or in the last
-        chunk's tail) to the line at `start` (numbered `line_no`), READ_BACK_LINES at most; of
-        those further back, the Xid lines, as the scan handles them."""
-        low, first = _lines_back(chunk.data, position, start, line_no, READ_BACK_LINES)
-        tail, self._tail = self._tail, None
-        if tail is not None:
-            room = READ_BACK_LINES - (line_no - first) if low == position else 0
-            data = tail.chunk.data
-            tail_low, tail_first = _lines_back(data, tail.start, len(data), chunk.first_line, room)
-            yield from self._tail_xids(tail, tail_low)
-            yield from self._block(tail.chunk, tail_low, len(data), tail_first)
-        self._known = (position, first - chunk.data.count(b"\n", position, low))
-        yield from self._xids(chunk, position, low)
-        yield from self._block(chunk, low, start, first)
 
     def _block(self, chunk: chunks.Chunk, low: int, high: int, line_no: int) -> list[Record]:
         """The lines of chunk.data[low:high] (from a line start to a line start or the end) at once."""
