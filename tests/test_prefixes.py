@@ -254,46 +254,151 @@ _TRICKY = [
     "[  167.460830] Node 0 Normal free:351204kB",
     f"{_STAMP}Out of memory: Killed process 13 (t) total-vm:1kB",
 ]
-_REPORT_LINES = [
-    f"{_STAMP}llama-server invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE), order=0",
-    *(line for tricky in _TRICKY for line in (f"{_STAMP}Mem-Info:", tricky)),
+# The same in `journalctl -k` text and rsyslog's kern.log (their prefix `_SYSLOG` in place of
+# `_STAMP`, or before it), with what makes a syslog line more than its prefix and message.
+_SYSLOG = "Nov 28 08:01:40 gb10 kernel: "
+_KILL = "Out of memory: Killed process 20 (s) total-vm:1kB"
+_SYSLOG_TRICKY = [
+    f"{_SYSLOG}kernel: {_KILL}",
+    f"{_SYSLOG}kernel: no known message after the second tag",
+    f"{_SYSLOG}kernel: [  167.460819] {_KILL}",
+    f"{_SYSLOG}[  167.460819] an uptime after the tag: kern.log's",
+    f"{_SYSLOG} [  167.460819] {_KILL}",
+    f"{_SYSLOG}Mem-Info:Nov 28 08:01:40 gb10 kernel: {_KILL}",
+    f"{_SYSLOG}Mem-Info: Nov 28 08:01:40 gb10 kernel: no known message after the second prefix",
+    f"{_SYSLOG}says kernel: twice",
+    f"{_SYSLOG}a long line " + "x" * 150 + f"   {_SYSLOG}{_KILL}",
+    f"{_SYSLOG}first#012second#011tabbed",
+    f"{_SYSLOG}pod/x {_KILL}",
+    f"{_SYSLOG}",
+    "Nov 28 08:01:40 gb11 kernel: another host",
+    "Nov 28 08:01:40 gb10 systemd[1]: session-1.scope: A process of this unit has been killed by the OOM killer.",
+    "Nov 28 08:01:40 gb10 kernel[12]: a pid after the tag",
+    "Nov 28 08:01:40 kernel: no host",
+    "Nov 28 08:01:40 gb10 kernel:no space after the tag",
+    "Nov 28 08:01:40 gb10 kernel:  two spaces after the tag",
+    "Nov 28 08:01:40 gb10 kernel:\ta tab after the tag",
+    "Nov 28 08:01:40 gb10 INFO kernel: a severity",
+    "Nov 28 08:01:40 gb10 <kern.warning> kernel: a facility",
+    "Nov 28 08:01:40.250000 gb10 kernel: a fraction of a second",
+    "Nov 28 08:01:41 gb10 kernel: the next second",
+    "Nov  8 08:01:40 gb10 kernel: a day of one digit",
+    "Feb 30 08:01:40 gb10 kernel: no such day",
+    "Dec 31 23:59:59 gb10 kernel: the year before the reference's",
+    "Jan  1 00:00:01 gb10 kernel: the reference's year",
+    "> Nov 28 08:01:40 gb10 kernel: quoted",
+    "                             a continuation, indented as journalctl does",
+    "a continuation, bare as rsyslog leaves it",
 ]
 
 
-def _own_stamps(lines: list[str]) -> list[str]:
+def _report(prefix: str, syslog: bool) -> list[str]:
+    """The report's lines each after a plain one (after which the prefix is learnt again), with
+    `prefix` for `_STAMP` at their start."""
+    tricky = [prefix + line[len(_STAMP) :] if line.startswith(_STAMP) else line for line in _TRICKY]
+    if syslog:
+        tricky += [
+            prefix + line[len(_SYSLOG) :] if line.startswith(_SYSLOG) else line for line in _SYSLOG_TRICKY
+        ]
+    return [
+        f"{prefix}llama-server invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE), order=0",
+        *(line for each in tricky for line in (f"{prefix}Mem-Info:", each)),
+        f"{prefix}Mem-Info:",
+    ]
+
+
+_REPORTS = {
+    "dmesg": _report(_STAMP, syslog=False),
+    "journalctl": _report(_SYSLOG, syslog=True),
+    "kern.log": _report(_SYSLOG + _STAMP, syslog=True),
+}
+
+
+def _own_stamps(lines: list[str], shape: str) -> list[str]:
     """The report as a real kernel prints it: each line stamped a little after the one before,
-    the stamp's width changing, an uptime going back (a new boot), three decimals, no space."""
-    shapes = ["[  167.{:06d}] ", "[ 1167.{:06d}] ", "[167.{:06d}] ", "[    0.{:06d}] ", "[  167.{:03d}] "]
+    the stamp's width changing, an uptime going back (a new boot), three decimals, no space;
+    the syslog stamp's second changing every few lines."""
+    uptimes = ["[  167.{:06d}] ", "[ 1167.{:06d}] ", "[167.{:06d}] ", "[    0.{:06d}] ", "[  167.{:03d}] "]
+    prefix = _REPORTS[shape][0][
+        : -len("llama-server invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE), order=0")
+    ]
     own = []
     for number, line in enumerate(lines):
-        if line.startswith(_STAMP):
-            shape = shapes[number // 9 % len(shapes)]
-            line = shape.format(number) + line[len(_STAMP) :]
+        if line.startswith(prefix):
+            uptime = uptimes[number // 9 % len(uptimes)].format(number)
+            syslog = f"Nov 28 08:01:{40 + number // 7 % 20} gb10 kernel: "
+            own_prefix = {"dmesg": uptime, "journalctl": syslog, "kern.log": syslog + uptime}[shape]
+            line = own_prefix + line[len(prefix) :]
         own.append(line)
-    own.append("[  168.000001]no space after the stamp")
-    own.append("[  168.000002] Mem-Info:")
+    own.append(
+        f"{prefix[: -len(_STAMP)] if shape == 'kern.log' else ''}[  168.000001]no space after the stamp"
+    )
+    own.append(f"{prefix}Mem-Info:")
     return own
 
 
+def _splitter(kind: type[LineSplitter] = LineSplitter) -> LineSplitter:
+    # The reference puts December's lines in the year before January's.
+    return kind("k", zone=UTC, reference=datetime(2027, 1, 1, 12, tzinfo=timezone.utc))
+
+
+@pytest.mark.parametrize("shape", ["dmesg", "journalctl", "kern.log"])
 @pytest.mark.parametrize("stamps", ["shared", "own"])
 @pytest.mark.parametrize("ending", ["", "\r"])
-def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(ending: str, stamps: str) -> None:
-    report = _REPORT_LINES if stamps == "shared" else _own_stamps(_REPORT_LINES)
+def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(
+    ending: str, stamps: str, shape: str
+) -> None:
+    report = _REPORTS[shape] if stamps == "shared" else _own_stamps(_REPORTS[shape], shape)
     lines = [line + ending for line in report]
-    long_way = _LongWay("k", zone=UTC)
+    long_way = _splitter(_LongWay)
     full = [r for n, line in enumerate(lines, 1) for r in long_way.split(line, n)]
-    splitter = LineSplitter("k", zone=UTC)
+    splitter = _splitter()
     one_by_one = [r for n, line in enumerate(lines, 1) for r in splitter.split(line, n)]
-    splitter = LineSplitter("k", zone=UTC)
+    assert splitter.checkpoint() == long_way.checkpoint()
+    splitter = _splitter()
     block = splitter.split(lines[0], 1) + splitter.split_block("\n".join(lines[1:]), 2)
     assert splitter._same is not None  # the prefix was learnt, and kept to the end
+    assert splitter.checkpoint() == long_way.checkpoint()
     assert one_by_one == full
     assert block == full
     assert [r.message for r in full][1:3] == ["Mem-Info:", "lowmem_reserve[]: 0 0 120128 120128"]
-    assert [r.host for r in full if "Killed process 7" in r.message] == ["gpu1"]
+    assert [r.host for r in full if "Killed process 7" in r.message] == [
+        "gpu1" if shape == "dmesg" else "gb10"
+    ]
     assert [r.message for r in full if "Killed process 8" in r.message] == [
         "Out of memory: Killed process 8 (y) total-vm:1kB"
     ]
+    if shape != "dmesg":
+        kills = [(r.message, r.host) for r in full if "Killed process 20" in r.message]
+        assert kills == [(_KILL, "gb10")] * 6
+        years = {r.message: r.stamp.wall.year for r in full if r.stamp.wall and "year" in r.message}
+        assert list(years.values()) == [2026, 2027]
+
+
+@pytest.mark.parametrize(
+    "decorated",
+    [
+        "Nov Out of memory: Killed process 7 (x) total-vm:1kB",  # `Nov ` cut off the lines after
+        "Feb 30 08:01:40 gb10 kernel: [  167.460819] no such day: all before the uptime is cut",
+    ],
+)
+def test_a_prefix_is_not_learnt_behind_a_decoration(decorated: str) -> None:
+    prefixes = (_SYSLOG, "Feb 30 08:01:40 gb10 kernel: [  167.460819] ", _SYSLOG + _STAMP)
+    lines = [decorated] + [f"{prefix}{message}" for prefix in prefixes for message in ("Mem-Info:", "x", "y")]
+    long_way = _splitter(_LongWay)
+    full = [r for n, line in enumerate(lines, 1) for r in long_way.split(line, n)]
+    splitter = _splitter()
+    assert [r for n, line in enumerate(lines, 1) for r in splitter.split(line, n)] == full
+
+
+def test_a_kern_log_report_is_cut_with_a_slice() -> None:
+    # Not only the same answers: the learnt prefix is used (here it is, up to a kill).
+    lines = _own_stamps(_REPORTS["kern.log"], "kern.log")[:4]
+    splitter = _splitter()
+    splitter.split(lines[0], 1)
+    assert splitter._same is not None and splitter._same.host == "gb10"
+    assert splitter._learnt(lines[1]) is not None
+    assert splitter._learnt("Nov 28 08:01:40 gb10 kernel: [ 167.5] Mem-Info:") is not None
 
 
 _PIECES = st.sampled_from(
@@ -325,6 +430,11 @@ _PIECES = st.sampled_from(
         "pod/x ",
         "order=0",
         "y" * 90,
+        "kernel: ",
+        " kernel: ",
+        "Nov 28 08:01:40 gb10 kernel: ",
+        "[ 5.1] ",
+        "\t",
     ]
 )
 _STAMPS = st.sampled_from(
@@ -335,23 +445,43 @@ _STAMPS = st.sampled_from(
         "[    0.{:06d}] ",
         "[  {:d}.000000]  ",
         "[\u2003 {:d}.5] ",
+        # journalctl -k, rsyslog's kern.log, another host, another tag, a continuation
+        "Nov 28 08:01:40 gb10 kernel: ",
+        "Nov 28 08:01:41 gb10 kernel: ",
+        "Nov 28 08:01:40 gb10 kernel: [  167.{:06d}] ",
+        "Nov 28 08:01:41 gb10 kernel: [    0.{:06d}] ",
+        "Nov 28 08:01:40 gb11 kernel: [ 1167.{:06d}] ",
+        "Nov  8 08:01:40 gb10 kernel:",
+        "Dec 31 23:59:59 gb10 kernel: [  {:d}.000000] ",
+        "Jan  1 00:00:00 gb10 kernel: ",
+        "Nov 28 08:01:40 gb10 systemd[1]: ",
+        "    ",
     ]
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
     st.lists(
-        st.tuples(_STAMPS, st.integers(0, 999_999), st.lists(_PIECES, max_size=6)), min_size=1, max_size=12
+        st.tuples(_STAMPS, st.integers(0, 999_999), st.lists(_PIECES, max_size=6), st.booleans()),
+        min_size=1,
+        max_size=12,
     )
 )
 def test_lines_of_their_own_stamps_read_as_the_full_grammar_reads_them(lines: list) -> None:
-    # After one plain line the prefix is learnt; whatever follows, a line with its own `[ uptime] `
-    # must read as the full grammar (which never learns a prefix) reads it.
-    text = ["[  100.000000] Mem-Info:"] + [shape.format(n) + "".join(pieces) for shape, n, pieces in lines]
-    long_way = _LongWay("k", zone=UTC)
+    # After a plain line the prefix is learnt; whatever follows, a line with its own stamp (an
+    # uptime, a syslog stamp and host, both) must read as the full grammar (which never learns a
+    # prefix) reads it, and leave the same state.
+    text = ["[  100.000000] Mem-Info:"]
+    for shape, n, pieces, after_plain in lines:
+        if after_plain:
+            text.append(shape.format(n + 1) + "Mem-Info:")
+        text.append(shape.format(n) + "".join(pieces))
+    long_way = _splitter(_LongWay)
     full = [r for n, line in enumerate(text, 1) for r in long_way.split(line, n)]
-    splitter = LineSplitter("k", zone=UTC)
+    splitter = _splitter()
     assert [r for n, line in enumerate(text, 1) for r in splitter.split(line, n)] == full
-    splitter = LineSplitter("k", zone=UTC)
+    assert splitter.checkpoint() == long_way.checkpoint()
+    splitter = _splitter()
     assert splitter.split(text[0], 1) + splitter.split_block("\n".join(text[1:]), 2) == full
+    assert splitter.checkpoint() == long_way.checkpoint()

@@ -181,6 +181,13 @@ _VERBOSE_HEADER = lazy_compile(
 )
 _VERBOSE_FIELD = lazy_compile(r"\s+(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>.*)")
 _KERNEL_ONLY = lazy_compile(r"kernel:\s?")
+# A prefix `split` may learn, to cut it off the lines after it with a slice: dmesg's `[ uptime] `,
+# `journalctl -k`'s stamp, host and `kernel: `, or rsyslog kern.log's both. The stamp in English
+# (`Nov  8 08:01:40`), the host of plain name characters: shapes the grammar reads one way.
+_LEARNABLE = lazy_compile(
+    r"(?:(?P<date>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) (?P<host>[\w.-]+) kernel: )?"
+    r"(?P<uptime>\[\s*\d+\.\d+\] )?"
+)
 
 # A jump back in uptime by more than this starts a new boot segment (small jitter from
 # interleaved CPUs is normal).
@@ -217,9 +224,9 @@ class LineSplitter:
     """How to read JSON lines that are not journal entries (`--jsonl-fields`); None: by content."""
     unknown_json: int = 0
     """JSON objects of no known shape, read as text lines (their messages found where they are)."""
-    _same: tuple[str, Stamp] | None = None
-    """The last line's `[ uptime] ` prefix and its stamp, when the grammar read nothing else
-    in it: every line of a report has the same one, and `split` cuts it with a slice."""
+    _same: _Learnt | None = None
+    """The last line's prefix and what it reads as, when the grammar read nothing else in it:
+    every line of a report has the same one, and `split` cuts it with a slice."""
 
     def checkpoint(self) -> tuple[object, ...]:
         """The state that reading lines changes, to undo lines read ahead (see `rollback`)."""
@@ -246,10 +253,10 @@ class LineSplitter:
         line = line.rstrip("\r\n")
         learnt = self._learnt(line)
         if learnt is not None:
-            message, stamp = learnt
+            message, same = learnt
             if "#012" not in message:
-                return [self._learnt_record(line, line_no, message, stamp)]
-            return self._records(line, line_no, _Split(stamp, "kernel", None, None, message, True))
+                return [self._learnt_record(line, line_no, message, same)]
+            return self._records(line, line_no, _Split(same.stamp, "kernel", same.host, None, message, True))
         self._same = None
         if line.startswith("{"):
             from_json = self._split_json(line, line_no)
@@ -289,41 +296,43 @@ class LineSplitter:
                 records.extend(self.split(line, number))
         return records
 
-    def _learnt(self, line: str) -> tuple[str, Stamp] | None:
-        """(message, stamp) when the line is the learnt prefix and a message the full reading
-        would not cut further (`_after_same`); None sends it the long way."""
+    def _learnt(self, line: str) -> tuple[str, _Learnt] | None:
+        """(message, what its prefix reads as) when the line is the learnt prefix and a message
+        the full reading would not cut further (`_after_same`); None sends it the long way."""
         same = self._same
         if same is None:
             return None
-        if line.startswith(same[0]):
-            message = self._after_same(line, len(same[0]))
-            return None if message is None else (message, same[1])
-        return self._learnt_shape(line)
+        if line.startswith(same.prefix):
+            message = self._after_same(line, len(same.prefix))
+            return None if message is None else (message, same)
+        return self._learnt_shape(line, same)
 
-    def _learnt_shape(self, line: str) -> tuple[str, Stamp] | None:
-        """A line of the learnt prefix's shape, `[ uptime] `, with its own uptime: a real
-        kernel stamps each line of a report a few microseconds after the one before, so the
-        prefix is seldom the same twice. The full reading of such a line (`_known`, then
-        `_after_uptime`) makes this stamp and this message, and `_learn_same` would learn its
-        prefix: both are done here as they are there, the message tested as `_after_same` tests it."""
-        if line[:1] != "[":
+    def _learnt_shape(self, line: str, same: _Learnt) -> tuple[str, _Learnt] | None:
+        """A line of the learnt prefix's shape, `[ uptime] ` after the same syslog stamp and host
+        if any, with its own uptime: a real kernel stamps each line of a report a few
+        microseconds after the one before, so the prefix is seldom the same twice. The full
+        reading of such a line (`_known`, then `_after_uptime` for dmesg's) makes this stamp and
+        this message, and `_learn_same` would learn its prefix: both are done here as they are
+        there, the message tested as `_after_same` tests it."""
+        head = same.before_uptime
+        if head is None or line[len(head) : len(head) + 1] != "[" or not line.startswith(head):
             return None
-        match = _UPTIME.match(line)
+        match = _UPTIME.match(line, len(head))
         if match is None:
             return None
-        prefix = match.group(0)
+        prefix = line[: match.end()]
         if not _learnable(prefix):
             return None
         message = self._after_same(line, len(prefix))
         if message is None:
             return None
-        stamp = self._uptime_stamp(match)
-        self._same = (prefix, stamp)
-        return message, stamp
+        stamp = self._uptime_stamp(match, same.stamp.wall, same.date)
+        self._same = _Learnt(prefix, stamp, same.host, head, same.date)
+        return message, self._same
 
-    def _learnt_record(self, line: str, line_no: int, message: str, stamp: Stamp) -> Record:
+    def _learnt_record(self, line: str, line_no: int, message: str, same: _Learnt) -> Record:
         """The one record of a line `_learnt` read, made as `_records` makes it."""
-        return Record(self.source, line_no, line, message, stamp, "kernel", None, 0, None, True)
+        return Record(self.source, line_no, line, message, same.stamp, "kernel", same.host, 0, None, True)
 
     def _records(self, line: str, line_no: int, split: _Split) -> list[Record]:
         message = split.message
@@ -346,23 +355,18 @@ class LineSplitter:
         ]
 
     def _learn_same(self, line: str, split: _Split) -> None:
-        """Keep the line's prefix for the lines after it when the grammar read a bare
-        `[ uptime] ` and nothing more (no tag, no host, no decoration, no cut)."""
+        """Keep the line's prefix for the lines after it when the grammar read one of the
+        `_LEARNABLE` shapes and nothing more (no pid, no decoration, no cut)."""
         if (
-            line[:1] == "["
-            and split.ident == "kernel"
-            and split.host is None
+            split.ident == "kernel"
             and split.pid is None
             and split.prefixed
             and split.message
             and not self._decoration
             and self._verbose is None
             and line.endswith(split.message)
-            and split.stamp.uptime is not None
         ):
-            prefix = line[: len(line) - len(split.message)]
-            if _UPTIME.fullmatch(prefix) and _learnable(prefix) and split.stamp.raw == prefix.strip():
-                self._same = (prefix, split.stamp)
+            self._same = _learnt_prefix(line[: len(line) - len(split.message)], split)
 
     def _after_same(self, line: str, cut: int) -> str | None:
         """The message after the learnt prefix, when the full reading would give the same
@@ -591,17 +595,12 @@ class LineSplitter:
                 # /proc/kmsg and `dmesg -r` without times: `<4>msg`.
                 return _Split(self._previous, "kernel", None, None, rest, True)
             return None
-        uptime = None
-        if ident == "kernel":
-            match = _UPTIME.match(rest)
-            if match:
-                uptime = float(match.group(1))
-                raw = f"{raw} {match.group(0).strip()}".strip()
-                rest = rest[match.end() :]
-        if wall is None and uptime is None:
+        if ident == "kernel" and (match := _UPTIME.match(rest)) is not None:
+            # rsyslog's kern.log: the kernel's own `[ uptime] ` after the daemon's stamp and host.
+            return _Split(self._uptime_stamp(match, wall, raw), ident, host, pid, rest[match.end() :], True)
+        if wall is None:
             return _Split(self._remember(NO_STAMP), ident, host, pid, rest, True)
-        stamp = Stamp(wall, uptime, raw, self._boot_for(uptime))
-        return _Split(self._remember(stamp), ident, host, pid, rest, True)
+        return _Split(self._remember(Stamp(wall, None, raw, self._boot)), ident, host, pid, rest, True)
 
     def _after_date(
         self, rest: str, *, tagless_is_host: bool
@@ -617,17 +616,16 @@ class LineSplitter:
         ident: str | None = "kernel"
         host: str | None = None
         pid: int | None = None
-        # journalctl -o short-monotonic: "[ 5864.708440] host kernel: msg". Plain dmesg lines far
-        # outnumber these, so the cheap test comes first.
-        tagged = _SYSLOG_REST.match(rest) if _may_be_tagged(rest) else None
-        if tagged and tagged.group("host") and (tagged.group("tag") == "kernel" or tagged.group("pid")):
+        if _tagged_after_uptime(rest):
             rest, ident, host, pid = _syslog_rest(rest, tagless_is_host=False)
         return _Split(self._uptime_stamp(match), ident, host, pid, rest, True)
 
-    def _uptime_stamp(self, match: re.Match[str]) -> Stamp:
-        """The stamp of an `_UPTIME` match (its boot counted), remembered for the lines after."""
+    def _uptime_stamp(self, match: re.Match[str], wall: datetime | None = None, date: str = "") -> Stamp:
+        """The stamp of an `_UPTIME` match (its boot counted), after the wall time a syslog
+        stamp printed as `date` read as (kern.log's), remembered for the lines after."""
         uptime = float(match.group(1))
-        return self._remember(Stamp(None, uptime, match.group(0).strip(), self._boot_for(uptime)))
+        raw = f"{date} {match.group(0).strip()}".strip()
+        return self._remember(Stamp(wall, uptime, raw, self._boot_for(uptime)))
 
     def _clock_only(self, rest: str, match: re.Match[str]) -> _Split:
         """A bare time of day: a stamp with a clock reading and no date (none is invented). A
@@ -763,23 +761,44 @@ class LineSplitter:
         return Record(self.source, line_no, raw, message, stamp, fields.ident, fields.host, separate=True)
 
 
-def _may_be_tagged(message: str) -> bool:
-    """Could `_after_uptime` read a tag (`host kernel: `, `tag[pid]: `) at the start of this?"""
-    head = message[:120]
-    return " kernel:" in head or "]: " in head
+def _tagged_after_uptime(rest: str) -> bool:
+    """Does what follows an uptime begin with a host and a tag `_after_uptime` reads (journalctl
+    -o short-monotonic: `[ 5864.708440] host kernel: msg`, `host tag[pid]: msg`)?"""
+    head = rest[:120]
+    if " kernel:" not in head and "]: " not in head:
+        return False  # plain dmesg lines far outnumber these: the cheap test first
+    tagged = _SYSLOG_REST.match(rest)
+    return bool(tagged and tagged.group("host") and (tagged.group("tag") == "kernel" or tagged.group("pid")))
 
 
 def _learnable(prefix: str) -> bool:
-    """Can a `[ uptime] ` prefix be cut off the lines after it with a slice? It ends in a space
-    (the grammar's optional one) and is ASCII: `_plain_message` tests the message alone."""
+    """Can a prefix be cut off the lines after it with a slice? It ends in a space (the
+    grammar's optional one) and is ASCII: `_plain_message` tests the message alone."""
     return prefix[-1:] == " " and prefix.isascii() and ">" not in prefix[:4]
 
 
+def _learnt_prefix(prefix: str, split: _Split) -> _Learnt | None:
+    """What `split` learns of a line's prefix, a `_LEARNABLE` shape that the grammar read as
+    that shape reads (this host, this stamp as printed), or None."""
+    shape = _LEARNABLE.fullmatch(prefix) if _learnable(prefix) else None
+    if shape is None:
+        return None
+    date, host, uptime = shape["date"] or "", shape["host"], shape["uptime"]
+    if split.host != host or (date and split.stamp.wall is None):
+        return None
+    if (uptime is None) != (split.stamp.uptime is None):
+        return None
+    if split.stamp.raw != f"{date} {(uptime or '').strip()}".strip():
+        return None
+    before_uptime = prefix[: shape.start("uptime")] if uptime else None
+    return _Learnt(prefix, split.stamp, host, before_uptime, date)
+
+
 def _plain_message(message: str) -> bool:
-    """Would the full reading of a line, this message after a learnt `[ uptime] ` prefix, give
-    the same split as cutting the prefix off (the same stamp, nothing more to cut)? Each test
-    stands for a step of `split` and `_split_prefixes` that could read the line otherwise; each
-    looks at the message alone, as the prefix (ASCII, ending in a space) changes none of them.
+    """Would the full reading of a line, this message after a learnt prefix, give the same
+    split as cutting the prefix off (the same stamp, nothing more to cut)? Each test stands for
+    a step of `split` and `_split_prefixes` that could read the line otherwise; each looks at
+    the message alone, as the prefix (a `_LEARNABLE` shape, ASCII) changes none of them.
     A crash loop repeats its report lines word for word: those are answered once."""
     return _plain_seen(message) if len(message) <= _PLAIN_LONGEST else _plain(message)
 
@@ -792,8 +811,12 @@ def _plain(message: str) -> bool:
         return False
     if "\\" in message or "=3D" in message or message[-1] in _MARKS:
         return False  # _undecorate would change it
-    if _may_be_tagged(message):
-        return False  # _after_uptime may read a tag
+    if _tagged_after_uptime(message):
+        return False  # _after_uptime would read a tag
+    if " kernel: " in message:
+        return False  # `_glued` may split a syslog line there: another line's prefix after it
+    if message[:1] == "[" and _UPTIME.match(message):
+        return False  # after `kernel: `, `_known` reads it as kern.log's uptime
     # `_glued` of the line: what it cuts at depends on the message and the space before it.
     if "[" in message and _split_at_uptimes(" " + message, 1) is not None:
         return False
@@ -883,6 +906,20 @@ def journal_records(
     return [
         Record(source, number, raw, part, stamp, ident, host, separate=True) for part in message.split("\n")
     ]
+
+
+class _Learnt(Frozen):
+    """A prefix `split` learnt (a `_LEARNABLE` shape), and what the full grammar reads it as."""
+
+    prefix: str
+    stamp: Stamp
+    host: str | None
+    """The syslog host (`gb10` of `Nov 28 08:01:40 gb10 kernel: `); None for dmesg's."""
+    before_uptime: str | None
+    """What comes before the prefix's `[ uptime] ` ("" for dmesg, the stamp, host and `kernel: `
+    for kern.log), so a line of that with its own uptime is cut too; None: it has no uptime."""
+    date: str
+    """The syslog stamp as printed (`Nov 28 08:01:40`), where the stamp's `raw` begins; "" for dmesg."""
 
 
 class _Split(Frozen):
