@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oomtrace.prefixes import LineSplitter, month_number
+from oomtrace.records import Record
 
 UTC = tz.UTC
 MSG = "Out of memory: Killed process 7 (x) total-vm:1kB"
@@ -307,11 +308,8 @@ def _report(prefix: str, syslog: bool) -> list[str]:
     ]
 
 
-_REPORTS = {
-    "dmesg": _report(_STAMP, syslog=False),
-    "journalctl": _report(_SYSLOG, syslog=True),
-    "kern.log": _report(_SYSLOG + _STAMP, syslog=True),
-}
+_PREFIXES = {"dmesg": _STAMP, "journalctl": _SYSLOG, "kern.log": _SYSLOG + _STAMP}
+_REPORTS = {shape: _report(prefix, syslog=shape != "dmesg") for shape, prefix in _PREFIXES.items()}
 
 
 def _own_stamps(lines: list[str], shape: str) -> list[str]:
@@ -319,9 +317,7 @@ def _own_stamps(lines: list[str], shape: str) -> list[str]:
     the stamp's width changing, an uptime going back (a new boot), three decimals, no space;
     the syslog stamp's second changing every few lines."""
     uptimes = ["[  167.{:06d}] ", "[ 1167.{:06d}] ", "[167.{:06d}] ", "[    0.{:06d}] ", "[  167.{:03d}] "]
-    prefix = _REPORTS[shape][0][
-        : -len("llama-server invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE), order=0")
-    ]
+    prefix = _PREFIXES[shape]
     own = []
     for number, line in enumerate(lines):
         if line.startswith(prefix):
@@ -330,11 +326,13 @@ def _own_stamps(lines: list[str], shape: str) -> list[str]:
             own_prefix = {"dmesg": uptime, "journalctl": syslog, "kern.log": syslog + uptime}[shape]
             line = own_prefix + line[len(prefix) :]
         own.append(line)
-    own.append(
-        f"{prefix[: -len(_STAMP)] if shape == 'kern.log' else ''}[  168.000001]no space after the stamp"
-    )
+    own.append(f"{prefix.removesuffix(_STAMP)}[  168.000001]no space after the stamp")
     own.append(f"{prefix}Mem-Info:")
     return own
+
+
+def _each_line(splitter: LineSplitter, lines: list[str]) -> list[Record]:
+    return [record for number, line in enumerate(lines, 1) for record in splitter.split(line, number)]
 
 
 def _splitter(kind: type[LineSplitter] = LineSplitter) -> LineSplitter:
@@ -351,9 +349,9 @@ def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(
     report = _REPORTS[shape] if stamps == "shared" else _own_stamps(_REPORTS[shape], shape)
     lines = [line + ending for line in report]
     long_way = _splitter(_LongWay)
-    full = [r for n, line in enumerate(lines, 1) for r in long_way.split(line, n)]
+    full = _each_line(long_way, lines)
     splitter = _splitter()
-    one_by_one = [r for n, line in enumerate(lines, 1) for r in splitter.split(line, n)]
+    one_by_one = _each_line(splitter, lines)
     assert splitter.checkpoint() == long_way.checkpoint()
     splitter = _splitter()
     block = splitter.split(lines[0], 1) + splitter.split_block("\n".join(lines[1:]), 2)
@@ -386,19 +384,21 @@ def test_a_prefix_is_not_learnt_behind_a_decoration(decorated: str) -> None:
     prefixes = (_SYSLOG, "Feb 30 08:01:40 gb10 kernel: [  167.460819] ", _SYSLOG + _STAMP)
     lines = [decorated] + [f"{prefix}{message}" for prefix in prefixes for message in ("Mem-Info:", "x", "y")]
     long_way = _splitter(_LongWay)
-    full = [r for n, line in enumerate(lines, 1) for r in long_way.split(line, n)]
+    full = _each_line(long_way, lines)
     splitter = _splitter()
-    assert [r for n, line in enumerate(lines, 1) for r in splitter.split(line, n)] == full
+    assert _each_line(splitter, lines) == full
 
 
-def test_a_kern_log_report_is_cut_with_a_slice() -> None:
-    # Not only the same answers: the learnt prefix is used (here it is, up to a kill).
-    lines = _own_stamps(_REPORTS["kern.log"], "kern.log")[:4]
+@pytest.mark.parametrize("shape", ["journalctl", "kern.log"])
+def test_a_syslog_report_line_is_cut_with_a_slice(shape: str) -> None:
+    # Not only the same answers: after a line read in full, the next of its prefix (in kern.log,
+    # also one of the same stamp and host with its own uptime) is cut with a slice.
     splitter = _splitter()
-    splitter.split(lines[0], 1)
+    splitter.split(f"{_PREFIXES[shape]}Mem-Info:", 1)
     assert splitter._same is not None and splitter._same.host == "gb10"
-    assert splitter._learnt(lines[1]) is not None
-    assert splitter._learnt("Nov 28 08:01:40 gb10 kernel: [ 167.5] Mem-Info:") is not None
+    assert splitter._learnt(f"{_PREFIXES[shape]}Node 0 active_anon:1") is not None
+    own_uptime = splitter._learnt(f"{_SYSLOG}[  167.5] Node 0 active_anon:1")
+    assert (own_uptime is not None) == (shape == "kern.log")
 
 
 _PIECES = st.sampled_from(
@@ -478,9 +478,9 @@ def test_lines_of_their_own_stamps_read_as_the_full_grammar_reads_them(lines: li
             text.append(shape.format(n + 1) + "Mem-Info:")
         text.append(shape.format(n) + "".join(pieces))
     long_way = _splitter(_LongWay)
-    full = [r for n, line in enumerate(text, 1) for r in long_way.split(line, n)]
+    full = _each_line(long_way, text)
     splitter = _splitter()
-    assert [r for n, line in enumerate(text, 1) for r in splitter.split(line, n)] == full
+    assert _each_line(splitter, text) == full
     assert splitter.checkpoint() == long_way.checkpoint()
     splitter = _splitter()
     assert splitter.split(text[0], 1) + splitter.split_block("\n".join(text[1:]), 2) == full
