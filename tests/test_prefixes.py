@@ -283,6 +283,10 @@ _SYSLOG_TRICKY = [
     "Nov 28 08:01:40 gb10 <kern.warning> kernel: a facility",
     "Nov 28 08:01:40.250000 gb10 kernel: a fraction of a second",
     "Nov 28 08:01:41 gb10 kernel: the next second",
+    "Nov 28 08:01:61 gb10 kernel: no such second",
+    "Nov 28 24:00:00 gb10 kernel: no such hour",
+    "Nov 28 08:01:4x gb10 kernel: no time",
+    "Nov 29 08:01:40 gb10 kernel: the next day",
     "Nov  8 08:01:40 gb10 kernel: a day of one digit",
     "Feb 30 08:01:40 gb10 kernel: no such day",
     "Dec 31 23:59:59 gb10 kernel: the year before the reference's",
@@ -389,16 +393,33 @@ def test_a_prefix_is_not_learnt_behind_a_decoration(decorated: str) -> None:
     assert _each_line(splitter, lines) == full
 
 
+@pytest.mark.parametrize("uptime", ["", _STAMP])
+def test_a_syslog_clock_across_a_change_of_daylight_saving_time_reads_as_in_full(uptime: str) -> None:
+    # A learnt prefix's line of another time of day: its offset is the zone's at that time.
+    clocks = ["01:59:59", "03:00:00", "02:30:00", "01:59:58", "23:00:00"]
+    lines = [
+        f"{day} {clock} gb10 kernel: {uptime}Mem-Info:" for day in ("Mar 29", "Oct 25") for clock in clocks
+    ]
+    berlin = tz.gettz("Europe/Berlin")
+    long_way = _LongWay("k", zone=berlin, year=2026)  # type: ignore[arg-type]
+    splitter = LineSplitter("k", zone=berlin, year=2026)  # type: ignore[arg-type]
+    full = _each_line(long_way, lines)
+    assert _each_line(splitter, lines) == full
+    assert len({r.stamp.wall.utcoffset() for r in full if r.stamp.wall}) == 2
+
+
 @pytest.mark.parametrize("shape", ["journalctl", "kern.log"])
 def test_a_syslog_report_line_is_cut_with_a_slice(shape: str) -> None:
-    # Not only the same answers: after a line read in full, the next of its prefix (in kern.log,
-    # also one of the same stamp and host with its own uptime) is cut with a slice.
+    # Not only the same answers: after a line read in full, the next of its prefix is cut with a
+    # slice, and so is one of the next second (in kern.log, also one with its own uptime).
     splitter = _splitter()
     splitter.split(f"{_PREFIXES[shape]}Mem-Info:", 1)
     assert splitter._same is not None and splitter._same.host == "gb10"
     assert splitter._learnt(f"{_PREFIXES[shape]}Node 0 active_anon:1") is not None
     own_uptime = splitter._learnt(f"{_SYSLOG}[  167.5] Node 0 active_anon:1")
     assert (own_uptime is not None) == (shape == "kern.log")
+    next_second = _PREFIXES[shape].replace("08:01:40", "08:01:41")
+    assert splitter._learnt(f"{next_second}Node 0 active_anon:1") is not None
 
 
 _PIECES = st.sampled_from(
@@ -450,6 +471,9 @@ _STAMPS = st.sampled_from(
         "Nov 28 08:01:41 gb10 kernel: ",
         "Nov 28 08:01:40 gb10 kernel: [  167.{:06d}] ",
         "Nov 28 08:01:41 gb10 kernel: [    0.{:06d}] ",
+        "Nov 28 23:59:59 gb10 kernel: ",
+        "Nov 28 23:59:60 gb10 kernel: [  167.{:06d}] ",
+        "Nov 29 00:00:00 gb10 kernel: [  167.{:06d}] ",
         "Nov 28 08:01:40 gb11 kernel: [ 1167.{:06d}] ",
         "Nov  8 08:01:40 gb10 kernel:",
         "Dec 31 23:59:59 gb10 kernel: [  {:d}.000000] ",

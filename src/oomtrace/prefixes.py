@@ -188,6 +188,8 @@ _LEARNABLE = lazy_compile(
     r"(?:(?P<date>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) (?P<host>[\w.-]+) kernel: )?"
     r"(?P<uptime>\[\s*\d+\.\d+\] )?"
 )
+# The time of day in a learnt prefix's date (`Nov 28 08:01:40`), from its eighth character.
+_SYSLOG_CLOCK = lazy_compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})")
 
 # A jump back in uptime by more than this starts a new boot segment (small jitter from
 # interleaved CPUs is normal).
@@ -308,27 +310,42 @@ class LineSplitter:
         return self._learnt_shape(line, same)
 
     def _learnt_shape(self, line: str, same: _Learnt) -> tuple[str, _Learnt] | None:
-        """A line of the learnt prefix's shape, `[ uptime] ` after the same syslog stamp and host
-        if any, with its own uptime: a real kernel stamps each line of a report a few
-        microseconds after the one before, so the prefix is seldom the same twice. The full
-        reading of such a line (`_known`, then `_after_uptime` for dmesg's) makes this stamp and
-        this message, and `_learn_same` would learn its prefix: both are done here as they are
-        there, the message tested as `_after_same` tests it."""
-        head = same.before_uptime
-        if head is None or line[len(head) : len(head) + 1] != "[" or not line.startswith(head):
+        """A line of the learnt prefix's shape with a stamp of its own: a real kernel stamps each
+        line of a report a few microseconds after the one before, so an `[ uptime] ` (dmesg's,
+        kern.log's) is seldom the same twice, and a syslog stamp's second changes now and then.
+        The full reading of such a line (`_known`, then `_after_uptime` for dmesg's) makes this
+        stamp and this message, and `_learn_same` would learn its prefix: both are done here as
+        they are there, the message tested as `_after_same` tests it."""
+        if not line.startswith(same.tag, len(same.date)):
             return None
-        match = _UPTIME.match(line, len(head))
-        if match is None:
+        date, wall = line[: len(same.date)], same.stamp.wall
+        if date != same.date and (wall := self._same_day(date, same)) is None:
             return None
-        prefix = line[: match.end()]
-        if not _learnable(prefix):
+        end = len(same.date) + len(same.tag)
+        match = None
+        if same.uptime:
+            match = _UPTIME.match(line, end) if line[end : end + 1] == "[" else None
+            if match is None:
+                return None
+            end = match.end()
+        if not _learnable(line[:end]):
             return None
-        message = self._after_same(line, len(prefix))
+        message = self._after_same(line, end)
         if message is None:
             return None
-        stamp = self._uptime_stamp(match, same.stamp.wall, same.date)
-        self._same = _Learnt(prefix, stamp, same.host, head, same.date)
+        stamp = self._stamp(wall, date, match)
+        self._same = _Learnt(line[:end], stamp, same.host, date, same.tag, same.uptime)
         return message, self._same
+
+    def _same_day(self, date: str, same: _Learnt) -> datetime | None:
+        """The wall time of a syslog stamp of the learnt one's day and another time of day
+        (`Nov 28 08:01:41` after `Nov 28 08:01:40`), as `_syslog` reads it; None otherwise."""
+        clock = _SYSLOG_CLOCK.fullmatch(date, 7)
+        wall = same.stamp.wall
+        if clock is None or wall is None or date[:7] != same.date[:7]:
+            return None
+        hour, minute, second = (int(group) for group in clock.groups())
+        return _local(wall.year, wall.month, wall.day, hour, minute, second, 0, self.zone)
 
     def _learnt_record(self, line: str, line_no: int, message: str, same: _Learnt) -> Record:
         """The one record of a line `_learnt` read, made as `_records` makes it."""
@@ -597,10 +614,10 @@ class LineSplitter:
             return None
         if ident == "kernel" and (match := _UPTIME.match(rest)) is not None:
             # rsyslog's kern.log: the kernel's own `[ uptime] ` after the daemon's stamp and host.
-            return _Split(self._uptime_stamp(match, wall, raw), ident, host, pid, rest[match.end() :], True)
+            return _Split(self._stamp(wall, raw, match), ident, host, pid, rest[match.end() :], True)
         if wall is None:
             return _Split(self._remember(NO_STAMP), ident, host, pid, rest, True)
-        return _Split(self._remember(Stamp(wall, None, raw, self._boot)), ident, host, pid, rest, True)
+        return _Split(self._stamp(wall, raw), ident, host, pid, rest, True)
 
     def _after_date(
         self, rest: str, *, tagless_is_host: bool
@@ -618,14 +635,16 @@ class LineSplitter:
         pid: int | None = None
         if _tagged_after_uptime(rest):
             rest, ident, host, pid = _syslog_rest(rest, tagless_is_host=False)
-        return _Split(self._uptime_stamp(match), ident, host, pid, rest, True)
+        return _Split(self._stamp(None, "", match), ident, host, pid, rest, True)
 
-    def _uptime_stamp(self, match: re.Match[str], wall: datetime | None = None, date: str = "") -> Stamp:
-        """The stamp of an `_UPTIME` match (its boot counted), after the wall time a syslog
-        stamp printed as `date` read as (kern.log's), remembered for the lines after."""
-        uptime = float(match.group(1))
-        raw = f"{date} {match.group(0).strip()}".strip()
-        return self._remember(Stamp(wall, uptime, raw, self._boot_for(uptime)))
+    def _stamp(self, wall: datetime | None, raw: str, uptime: re.Match[str] | None = None) -> Stamp:
+        """The stamp of a wall time printed as `raw` and of the `_UPTIME` match after it if any
+        (kern.log's; its boot counted), remembered for the lines after."""
+        if uptime is None:
+            return self._remember(Stamp(wall, None, raw, self._boot))
+        seconds = float(uptime.group(1))
+        raw = f"{raw} {uptime.group(0).strip()}".strip()
+        return self._remember(Stamp(wall, seconds, raw, self._boot_for(seconds)))
 
     def _clock_only(self, rest: str, match: re.Match[str]) -> _Split:
         """A bare time of day: a stamp with a clock reading and no date (none is invented). A
@@ -790,8 +809,8 @@ def _learnt_prefix(prefix: str, split: _Split) -> _Learnt | None:
         return None
     if split.stamp.raw != f"{date} {(uptime or '').strip()}".strip():
         return None
-    before_uptime = prefix[: shape.start("uptime")] if uptime else None
-    return _Learnt(prefix, split.stamp, host, before_uptime, date)
+    tag = prefix[len(date) : len(prefix) - len(uptime or "")]
+    return _Learnt(prefix, split.stamp, host, date, tag, uptime is not None)
 
 
 def _plain_message(message: str) -> bool:
@@ -915,11 +934,12 @@ class _Learnt(Frozen):
     stamp: Stamp
     host: str | None
     """The syslog host (`gb10` of `Nov 28 08:01:40 gb10 kernel: `); None for dmesg's."""
-    before_uptime: str | None
-    """What comes before the prefix's `[ uptime] ` ("" for dmesg, the stamp, host and `kernel: `
-    for kern.log), so a line of that with its own uptime is cut too; None: it has no uptime."""
     date: str
     """The syslog stamp as printed (`Nov 28 08:01:40`), where the stamp's `raw` begins; "" for dmesg."""
+    tag: str
+    """What follows the date up to the uptime or the message (` gb10 kernel: `; "" for dmesg)."""
+    uptime: bool
+    """The prefix ends in an `[ uptime] ` (dmesg's, kern.log's), which each line has its own of."""
 
 
 class _Split(Frozen):
