@@ -249,6 +249,7 @@ _TRICKY = [
     f"{_STAMP}first#012second",
     f"{_STAMP}a long line " + "x" * 150 + f"   {_STAMP}Out of memory: Killed process 11 (v) total-vm:1kB",
     f"{_STAMP}a long line " + "x" * 150 + f"   {_STAMP}no known message after the join",
+    f"{_STAMP}a long line " + "x" * 150 + f"  {_STAMP}Out of memory: Killed process 21 (r) total-vm:1kB",
     f"{_STAMP}",
     "",
     f"{_STAMP}pod/x Out of memory: Killed process 12 (u) total-vm:1kB",
@@ -370,6 +371,13 @@ def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(
     assert [r.message for r in full if "Killed process 8" in r.message] == [
         "Out of memory: Killed process 8 (y) total-vm:1kB"
     ]
+    assert [r.message for r in full if "Killed process 21" in r.message] == [
+        "Out of memory: Killed process 21 (r) total-vm:1kB"
+    ]
+    joined = [
+        r for r in full if r.message == "a long line " + "x" * 150
+    ]  # cut where a stamp follows 2+ spaces
+    assert len(joined) == (3 if shape == "dmesg" else 4)
     if shape != "dmesg":
         kills = [(r.message, r.host) for r in full if "Killed process 20" in r.message]
         assert kills == [(_KILL, "gb10")] * 6
