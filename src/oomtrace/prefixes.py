@@ -946,7 +946,7 @@ class _Learnt(Frozen):
     tag: str
     """What follows the date up to the uptime or the message (` gb10 kernel: `; "" for dmesg)."""
     uptime: bool
-    """The prefix ends in an `[ uptime] ` (dmesg's, kern.log's), which each line has its own of."""
+    """The prefix ends in an `[ uptime] ` (dmesg's, kern.log's), of which each line has its own."""
 
 
 class _Split(Frozen):
