@@ -557,6 +557,27 @@ def test_lines_of_no_report_inside_a_cut_body_are_read_back_with_it(
     assert xid_count(fast) == 20
 
 
+def test_a_tasks_row_after_a_line_of_no_report_reads_the_cut_body_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real paste cut inside its tasks table (no row holds an anchor), behind noise, with an
+    # NVRM failure printed before its last row: that row (the line after an anchored one is read
+    # too) opens a region that reads on to the kill, so no anchor line of the report is visited;
+    # the rows before are read back all the same. Found by a differential fuzz of mutated pastes:
+    # the table was read from that row on, and the story said the victim was "the only killable
+    # task in the report".
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
+    paste = (REALWORLD / "dev-immortalwrt-dmesg-elided" / "input.txt").read_text().splitlines()
+    rows = [line for line in paste if line.startswith("[364059.")]
+    summary = next(i for i, line in enumerate(rows) if "oom-kill:" in line)
+    rows.insert(summary - 1, f"[364059.197191] {NVRM_NO_MEMORY}")
+    noise = [f"[{364000 + i * 0.25:14.6f}] {NOISE.format(n=i)}" for i in range(200)]
+    log = tmp_path / "kern.log"
+    log.write_text("\n".join([*noise, *rows]) + "\n")
+    fast = assert_same(log, monkeypatch)
+    assert len(fast["episodes"][0]["tasks"]) == summary
+
+
 def test_records_held_back_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A run of anchored lines longer than READ_BACK_LINES is handed on as it goes (not held
     # whole); a cut report after it still has the lines since the last one handled read back.

@@ -154,7 +154,7 @@ class _ChunkReader:
         position = 0  # lines before this offset are dealt with (held back, maybe)
         self._known = (0, chunk.first_line)
         if self.prefilter.in_region:  # a report, or the rest of a line held back, goes on here
-            position = yield from self._held(self._region(chunk, 0))
+            position = yield from self._held(chunk, self._region(chunk, 0))
         for start in chunk.anchor_lines:
             if start < position:
                 continue  # inside a report read above
@@ -217,26 +217,38 @@ class _ChunkReader:
                 window = self._hold_gap(chunk, position, start)
                 self._known = (start, line_no)
                 window.held.extend(self._split(text, line_no))
-                return (yield from self._held(self._region(chunk, end)))
+                return (yield from self._held(chunk, self._region(chunk, end)))
             yield from self._xids(chunk, position, start)
         self._known = (start, line_no)
         yield from self._split(text, line_no)
         return (yield from self._region(chunk, end))
 
-    def _held(self, records: Generator[Record, None, int]) -> Generator[Record, None, int]:
-        """Holds the records back in the window, until they are more than a read-back could
-        replace (a run of a million anchored lines): then hands them and the rest on."""
+    def _held(
+        self, chunk: chunks.Chunk, records: Generator[Record, None, int]
+    ) -> Generator[Record, None, int]:
+        """Holds the records of a region (of `chunk`) back in the window, until they are more than
+        a read-back could replace (a run of a million anchored lines): then hands them and the
+        rest on. A report line among them (a tasks row after an NVRM line opens a region that
+        reads on to the kill) has the gaps before read back with them, as at an anchor line."""
+        report_line = False
         while True:
             try:
                 record = next(records)
             except StopIteration as stop:
-                return int(stop.value)
+                position = int(stop.value)
+                break
             if self._window is None:
                 yield record
                 continue
             self._window.held.append(record)
+            report_line = report_line or isinstance(parse_record(record), REPORT_LINE_EVENTS)
             if len(self._window.held) > READ_BACK_LINES:
                 yield from self.finish()
+        if report_line and self._window is not None:
+            line_no = chunk.line_no(position, self._known)
+            yield from self._read_back(chunk, position, position, line_no, self.splitter.checkpoint())
+            self._known = (position, line_no)
+        return position
 
     def _read_back(
         self, chunk: chunks.Chunk, position: int, start: int, line_no: int, saved: tuple[object, ...]
