@@ -326,7 +326,9 @@ class _ChunkReader:
         return isinstance(joined, REPORT_LINE_EVENTS)
 
     def _block(self, chunk: chunks.Chunk, low: int, high: int, line_no: int) -> list[Record]:
-        """The lines of chunk.data[low:high] (from a line start to a line start or the end) at once."""
+        """The lines of chunk.data[low:high] (from a line start to a line start, a line's end or
+        the end) at once: one decode and one call for them all. UTF-8 decodes alike whole or a
+        line at a time: no bad byte takes a newline with it."""
         if low >= high:
             return []
         data = chunk.data
@@ -350,15 +352,10 @@ class _ChunkReader:
         while position < len(data) and self.prefilter.in_region:
             end = self.prefilter.take_to_kill(data, position)
             if end > position:
-                # The lines up to the kill line at once: one decode and one call for the whole
-                # body (line by line, reading and splitting them was a third of `list` on a crash
-                # loop). UTF-8 decodes alike whole or a line at a time: no bad byte takes a
-                # newline with it.
-                block = data[position:end]
-                yield from self.splitter.split_block(block.decode("utf-8", "replace"), line_no)
-                line_no += block.count(b"\n")
-                self.last_line = max(self.last_line, line_no)
-                line_no += 1
+                # The lines up to the kill line at once (line by line, reading and splitting them
+                # was a third of `list` on a crash loop).
+                yield from self._block(chunk, position, end, line_no)
+                line_no += data.count(b"\n", position, end) + 1
                 position = min(end + 1, len(data))
                 continue
             raw, position = chunk.line_at(position)
