@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from oomtrace.episodes import REPEAT_GAP_S, REPORT_LINE_EVENTS, record_gap
 from oomtrace.errors import InputError
-from oomtrace.events import EarlyWarning, OomInvoked
+from oomtrace.events import EarlyWarning, Event, OomInvoked
 from oomtrace.frozen import Frozen, replace
 from oomtrace.parse import parse_record, parse_records
 from oomtrace.prefilter import REGION_MAX_LINES, XID_ANCHOR, Prefilter
@@ -203,8 +203,9 @@ class _ChunkReader:
         # (the splitter learns from each line, in file order).
         saved = self.splitter.checkpoint()
         records = self.splitter.split(text, line_no)
-        report_line = self._is_report_line(records, chunk, start)
-        header = any(isinstance(parse_record(record), OomInvoked) for record in records)
+        events = [parse_record(record) for record in records]
+        report_line = self._is_report_line(records, events, chunk, start)
+        header = any(isinstance(event, OomInvoked) for event in events)
         self.splitter.rollback(saved)
         if report_line:
             yield from self._read_back(chunk, position, start, line_no, saved)
@@ -312,10 +313,12 @@ class _ChunkReader:
             unread -= 1
         return False
 
-    def _is_report_line(self, records: list[Record], chunk: chunks.Chunk, start: int) -> bool:
-        """Is the anchor line (`records`) a line of a report, alone or, cut, with its rest (the
-        line after it, which the prefilter reads too)? The caller rolls the splitter back."""
-        events = [parse_record(record) for record in records]
+    def _is_report_line(
+        self, records: list[Record], events: list[Event | None], chunk: chunks.Chunk, start: int
+    ) -> bool:
+        """Is the anchor line (`records`, parsed as `events`) a line of a report, alone or, cut,
+        with its rest (the line after it, which the prefilter reads too)? The caller rolls the
+        splitter back."""
         if any(isinstance(event, REPORT_LINE_EVENTS) for event in events):
             return True
         _, after = chunk.line_at(start)
