@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import zstandard
 
+from oomtrace.sources import compressed
 from oomtrace.sources.compressed import Damaged, Decompressed, compression_of
 from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import FIXTURES, ROOT, run
@@ -165,6 +166,16 @@ def test_bzip2_streams_one_after_another_are_read_and_bytes_after_them_said(
     document = same_on_both_paths(packed, monkeypatch)
     assert [e["victim"]["pid"] for e in document["episodes"]] == [1966928, 1966929]
     assert document["source"]["problems"] == []
+    # The next stream's magic cut between two of the pieces the decoder is given.
+    first, piece = bz2.compress(seed), compressed._BZIP2_PIECE
+    for cut in (1, 2, 3):
+        monkeypatch.setattr(compressed, "_BZIP2_PIECE", len(first) + cut)
+        stream = Decompressed(io.BufferedReader(io.BytesIO(packed.read_bytes())), compression_of(first))  # type: ignore[arg-type]
+        given = bytearray()
+        while data := stream.read1(65536):
+            given += data
+        assert given.count(b"1966929") == seed.count(b"1966928")
+    monkeypatch.setattr(compressed, "_BZIP2_PIECE", piece)
     packed.write_bytes(bz2.compress(seed) + b"not bzip2 at all")
     document = same_on_both_paths(packed, monkeypatch)
     assert [e["victim"]["pid"] for e in document["episodes"]] == [1966928]

@@ -165,7 +165,9 @@ class _Bzip2Blocks:
     def _decode(self) -> None:
         decompressor = self._decompressor
         if decompressor.eof:  # a stream ended: pbzip2 and `cat a.bz2 b.bz2` make several
-            piece = decompressor.unused_data or self.raw.read(_BZIP2_PIECE)
+            piece = decompressor.unused_data
+            while len(piece) < len(b"BZh") and (more := self.raw.read(_BZIP2_PIECE)):
+                piece += more  # the next stream's magic may straddle two pieces
             if not piece:
                 self._ended = True
                 return
