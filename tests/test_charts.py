@@ -3,6 +3,7 @@ block parsed and rendered by the real Mermaid (mermaid-cli under Debian's chromi
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -12,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from oomtrace.analyze import analyze
 from oomtrace.charts import (
@@ -25,6 +27,7 @@ from oomtrace.charts import (
     samples_trace,
 )
 from oomtrace.formats import mermaid
+from oomtrace.formats.text import TextFormat
 from oomtrace.formats.textcharts import bar_rows, stacked_bar
 from oomtrace.frozen import replace
 from oomtrace.model import ProbeSample
@@ -32,6 +35,7 @@ from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.sources.watchrecord import WatchRecordFile
 from oomtrace.story import tell
 from oomtrace.watch.follow import Batch
+from oomtrace.watch.notice import Notice
 from oomtrace.watch.probes import Memory, Pressure
 from oomtrace.watch.thresholds import parse_warn
 from oomtrace.watch.watcher import Sample, Watcher
@@ -227,8 +231,15 @@ def _watched(path: Path, seconds: int = 300, pause_at: int | None = None) -> Pat
     """What a real Watcher writes to --record for seed 000's incident when it sampled, once a
     second for `seconds` before the kill, MemAvailable falling from 40 % of RAM and PSI rising
     (with no samples for two minutes from `pause_at` seconds before the kill)."""
-    said: list = []
-    watcher = Watcher(parse_warn("psi-some=10"), UTC, str(SEED000), said.append, "boot-1")
+    said = _watch_seed000("psi-some=10", seconds, pause_at)
+    path.write_text("".join(json.dumps(n.to_json()) + "\n" for n in said))
+    return path
+
+
+def _watch_seed000(warn: str, seconds: int = 300, pause_at: int | None = None) -> list[Notice]:
+    """What a real Watcher says of seed 000's incident, sampled as `_watched` says."""
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(warn), UTC, str(SEED000), said.append, "boot-1")
     for before in range(seconds, 0, -1):
         if pause_at is not None and pause_at >= before > pause_at - 120:
             continue
@@ -240,8 +251,7 @@ def _watched(path: Path, seconds: int = 300, pause_at: int | None = None) -> Pat
         wall = record.stamp.wall or KILL_TIME
         watcher.feed(Batch((record,), None), wall.timestamp(), wall)
     watcher.tick(KILL_TIME.timestamp() + 5, KILL_TIME + timedelta(seconds=5))
-    path.write_text("".join(json.dumps(n.to_json()) + "\n" for n in said))
-    return path
+    return said
 
 
 def test_a_record_files_samples_draw_the_minutes_before_the_kill(tmp_path: Path) -> None:
@@ -249,8 +259,9 @@ def test_a_record_files_samples_draw_the_minutes_before_the_kill(tmp_path: Path)
     written = [json.loads(line) for line in record.read_text().splitlines()]
     samples = [n for n in written if n["event"] == "sample"]
     assert len(samples) > 200  # one a second from the first warning on
+    assert all(n["memtotal_kb"] == RAM_KB for n in samples)  # the RAM MemAvailable is a share of
     chart = _json(*WHY_RECORD, "--record", str(record))["charts"]["samples"]  # type: ignore[index]
-    assert chart["samples"] == len(samples) and chart["left_out"] == 0
+    assert chart["samples"] == len(samples) and chart["left_out"] == 0 and chart["live"] is False
     points = chart["points"]
     assert 2 <= len(points) <= MAX_TRACE_POINTS and chart["every_s"] == 10
     # Each point is the lowest MemAvailable of its interval, read from the file independently.
@@ -267,6 +278,40 @@ def test_a_record_files_samples_draw_the_minutes_before_the_kill(tmp_path: Path)
     # The driver's warning is marked where it began, with its own offset.
     marks = [w for p in points for w in p["warnings"]]
     assert any(m.startswith("T-3m13s NVIDIA driver out of memory") for m in marks), marks
+
+
+def test_a_live_story_draws_every_sample_of_its_half_hour_warning_or_not(tmp_path: Path) -> None:
+    """The watcher telling a kill live holds its samples whether or not a warning was active; a
+    --record file keeps them only while one is. Here no sampled figure warns, and the log's
+    lines (the driver's warning among them) come after the samples."""
+    said = _watch_seed000("psi-some=off,psi-full=off,memavail=off,zero-in=off", seconds=2400)
+    (kill,) = [n for n in said if n.event == "kill"]
+    chart = kill.data["story"]["charts"]["samples"]
+    # The half hour before the kill, one a second: 1,800 of the 2,400 taken.
+    assert chart["live"] is True and chart["samples"] == 1800 and chart["left_out"] == 0
+    assert chart["every_s"] == 120 and 2 <= len(chart["points"]) <= MAX_TRACE_POINTS
+    assert chart["points"][0]["memavailable_kb"] > chart["points"][-1]["memavailable_kb"]
+    assert chart["points"][-1]["before_s"] == 0
+    # The story as the terminal prints it says where its samples came from, and nothing else.
+    console = Console(file=io.StringIO(), width=100, force_terminal=False)
+    TextFormat(console).why(None, kill.view)  # type: ignore[arg-type]
+    words = " ".join(console.file.getvalue().split())  # type: ignore[attr-defined]
+    assert "The watcher's samples before the kill" in words
+    assert "1,800 samples this watcher took, one a second: each point is the lowest MemAvailable" in words
+    assert "while a warning was active" not in words and "--record" not in words
+    # No warning was active while it sampled: a --record file would hold none of these samples.
+    assert not [n for n in said if n.event == "sample"]
+
+
+def test_a_live_story_without_samples_draws_none() -> None:
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn("psi-some=off"), UTC, str(SEED000), said.append, "boot-1")
+    for record in _records(SEED000):
+        wall = record.stamp.wall or KILL_TIME
+        watcher.feed(Batch((record,), None), wall.timestamp(), wall)
+    watcher.tick(KILL_TIME.timestamp() + 5, KILL_TIME + timedelta(seconds=5))
+    (kill,) = [n for n in said if n.event == "kill"]
+    assert kill.data["story"]["charts"]["samples"] is None
 
 
 def test_the_samples_are_drawn_in_markdown_and_the_terminal(tmp_path: Path) -> None:

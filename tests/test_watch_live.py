@@ -145,6 +145,7 @@ def test_kmsg_warning_then_a_real_oom_kill_with_its_story(tmp_path: Path) -> Non
         write_kmsg(NVRM)
         warning = watching.wait_for(lambda e: e["kind"] == "nvrm-no-memory", 10)
         assert warning["event"] == "warning" and "NV_ERR_NO_MEMORY" in warning["text"]
+        time.sleep(3)  # a few of the watcher's samples before the kill, for its story to draw
         pid = _oom_kill(cgroup, name, tmp_path)
         kill = watching.wait_for(lambda e: e["event"] == "kill", 10)
         # The cgroup's own counter says it too (v2 memory.events oom_kill, v1 memory.oom_control).
@@ -166,6 +167,10 @@ def test_kmsg_warning_then_a_real_oom_kill_with_its_story(tmp_path: Path) -> Non
     # PSI left high by an earlier test may be the first warning; the driver's line is in the story.
     assert any("NV_ERR_NO_MEMORY" in e["text"] for e in story["timeline"] if e["kind"] == "warning")
     assert kill["lead_time_s"] > 0 and not kill["late"]
+    # The watcher's own samples of the seconds before the kill, this machine's real MemAvailable.
+    samples = story["charts"]["samples"]
+    assert samples["live"] is True and samples["samples"] >= 3, samples
+    assert all(0 < p["memavailable_kb"] <= _memtotal_kb() for p in samples["points"])
     # Told within a second or two of the kill line (the report settles for 0.3 s first).
     killed_at = datetime.fromisoformat(story["episode"]["time"])
     assert (datetime.fromisoformat(kill["time"]) - killed_at).total_seconds() < 2.5
@@ -693,3 +698,8 @@ def test_a_prom_textfile_on_a_full_disk_is_retried_not_the_end_of_the_watcher(tm
                 watching.process.wait(timeout=30)
     assert error.count(f"--prom-textfile {metrics} is failing: No space left on device") == 1, error
     assert f"--prom-textfile {metrics} is written again" in error and "Traceback" not in error
+
+
+def _memtotal_kb() -> int:
+    with open("/proc/meminfo") as meminfo:
+        return next(int(line.split()[1]) for line in meminfo if line.startswith("MemTotal:"))

@@ -129,6 +129,9 @@ class Trace(Frozen):
     """How many samples the points stand for."""
     left_out: int = 0
     """Samples before a pause in sampling (a warning that cleared) longer than MAX_PAUSE_S."""
+    live: bool = False
+    """Held by the watcher telling the story live (one a second, warning or not), not read back
+    from a `--record` file (one a second while a warning was active)."""
 
     @property
     def has_pressure(self) -> bool:
@@ -150,6 +153,7 @@ class Trace(Frozen):
             "every_s": self.every_s,
             "samples": self.samples,
             "left_out": self.left_out,
+            "live": self.live,
             "points": [
                 {
                     "before_s": p.before_s,
@@ -266,7 +270,8 @@ def samples_trace(
             )
         )
     title = f"The watcher's samples before the kill, the worst of each {duration(every)}"
-    return Trace(title, every, tuple(points), kept, len(timed) - kept)
+    live = all(sample.live for _, sample in timed[:kept])
+    return Trace(title, every, tuple(points), kept, len(timed) - kept, live)
 
 
 # Fewer kills than this are a list, not a trend: the report's overview says them.

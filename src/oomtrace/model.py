@@ -312,7 +312,8 @@ SAMPLES_BEFORE_S = 1800.0
 
 class ProbeSample(Frozen):
     """One of the watcher's samples, as its `--record` file keeps them (one a second while a
-    warning is active): what no kernel log holds, read back to draw the minutes before a kill."""
+    warning is active), or as the watcher telling a kill's story live holds them (one a second,
+    warning or not): what no kernel log holds, drawn as the minutes before a kill."""
 
     time: datetime
     memavailable_kb: int
@@ -320,6 +321,8 @@ class ProbeSample(Frozen):
     psi_full_avg10: float | None
     host: str | None
     """The host the record file's own lines name (the watcher's machine), if they name one."""
+    live: bool = False
+    """Held by the watcher now telling the story, not read back from a `--record` file."""
 
 
 class Analysis(Frozen, dict=True):  # dict: where the cached_property lookups are kept

@@ -298,8 +298,13 @@ def _samples_note(trace: Trace | None) -> str:
         if trace.left_out
         else ""
     )
+    taken = (
+        "samples this watcher took, one a second"
+        if trace.live
+        else "samples the watcher took while a warning was active (its --record file)"
+    )
     return (
-        f"{trace.samples:,} samples the watcher took while a warning was active (its --record file): "
+        f"{trace.samples:,} {taken}: "
         f"each point is the lowest MemAvailable{psi} of its {duration(trace.every_s)}{earlier}."
     )
 

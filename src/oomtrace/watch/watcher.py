@@ -16,7 +16,7 @@ from oomtrace.explain import warning_summary
 from oomtrace.formats.json import story_json
 from oomtrace.frozen import Frozen, replace
 from oomtrace.messages import WARNING_LABELS
-from oomtrace.model import Analysis, Episode
+from oomtrace.model import SAMPLES_BEFORE_S, Analysis, Episode, ProbeSample
 from oomtrace.parse import parse_record
 from oomtrace.prefilter import Prefilter
 from oomtrace.records import Record, Stamp
@@ -40,6 +40,9 @@ BUFFER_MAX = 20_000
 QUIET_S = 600.0
 # Kills told, remembered so the next story of the same buffer does not tell them again.
 TOLD_MAX = 4096
+# The samples a live story draws (the half hour before its kill, one a second), with room for
+# the extra samples a PSI trigger's wake-ups take.
+SAMPLES_MAX = 2 * int(SAMPLES_BEFORE_S)
 # A report begun (`invoked oom-killer`) whose kill line has not come in this long never will:
 # the cursor stops waiting for it.
 OPEN_REPORT_S = 30.0
@@ -114,9 +117,10 @@ class Sample(Frozen):
 class _Buffer(Source):
     kind = "watch"
 
-    def __init__(self, name: str, records: list[Record]) -> None:
+    def __init__(self, name: str, records: list[Record], samples: tuple[ProbeSample, ...]) -> None:
         self.name = name
         self._records = records
+        self.samples = samples
 
     def records(self) -> Iterator[Record]:
         yield from self._records
@@ -139,6 +143,9 @@ class Watcher:
         self.boot_id = boot_id
         self.started = started
         self._buffer: deque[Record] = deque(maxlen=BUFFER_MAX)
+        # What the probes saw, warning or not: a live story draws its half hour before the kill
+        # (a --record file keeps samples only while a warning is active).
+        self._samples: deque[ProbeSample] = deque(maxlen=SAMPLES_MAX)
         self._prefilter = Prefilter()
         self._active: dict[str, _Active] = {}
         self._due: float | None = None
@@ -242,6 +249,7 @@ class Watcher:
                 self._level(kind, value, limit, above=True, text=text, now=now, wall=wall)
         if sample.memory is not None:
             memory = sample.memory
+            self._hold_sample(sample, memory)
             self._slope.add(now, memory.available_kb)
             floor = limits.memavail_floor_kb(memory.total_kb)
             text = (
@@ -262,11 +270,22 @@ class Watcher:
             self._cgroup(counters, now, wall)
         self.tick(now, wall)
         if self._active and sample.memory is not None:
-            figures: dict[str, Any] = {"memavailable_kb": sample.memory.available_kb}
+            figures: dict[str, Any] = {
+                "memavailable_kb": sample.memory.available_kb,
+                "memtotal_kb": sample.memory.total_kb,
+            }
             if sample.pressure is not None:
                 figures["psi_some_avg10"] = sample.pressure.some_avg10
                 figures["psi_full_avg10"] = sample.pressure.full_avg10
             self.emit(Notice("sample", "probes", wall, "while warnings are active", data=figures))
+
+    def _hold_sample(self, sample: Sample, memory: Memory) -> None:
+        pressure = sample.pressure
+        some, full = (pressure.some_avg10, pressure.full_avg10) if pressure is not None else (None, None)
+        self._samples.append(ProbeSample(sample.wall, memory.available_kb, some, full, None, live=True))
+        horizon = sample.wall.timestamp() - SAMPLES_BEFORE_S
+        while self._samples[0].time.timestamp() < horizon:
+            self._samples.popleft()
 
     def _level(
         self,
@@ -439,7 +458,7 @@ class Watcher:
         # The hour before the newest record is what a story can use (a kill read while catching
         # up after a restart is as old as its records, not as the clock).
         self._forget_old()
-        analysis = analyze([_Buffer(self.source_name, list(self._buffer))])
+        analysis = analyze([_Buffer(self.source_name, list(self._buffer), tuple(self._samples))])
         for episode in analysis.episodes:
             key = self._key(episode)
             if key in self._told:
