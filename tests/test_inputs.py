@@ -183,6 +183,25 @@ def test_bzip2_streams_one_after_another_are_read_and_bytes_after_them_said(
     assert "bytes after the last bzip2 stream are not bzip2" in problem["problem"]
 
 
+def test_xz_streams_one_after_another_are_read_and_bytes_after_them_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # lzma.LZMAFile dropped bytes after the last stream without a word.
+    seed = SEED000.read_bytes()
+    packed = tmp_path / "kern.log.xz"
+    second = lzma.compress(seed.replace(b"1966928", b"1966929"))
+    packed.write_bytes(lzma.compress(seed) + b"\0" * 8 + second + b"\0" * 4)  # with stream padding
+    document = same_on_both_paths(packed, monkeypatch)
+    assert [e["victim"]["pid"] for e in document["episodes"]] == [1966928, 1966929]
+    assert document["source"]["problems"] == []
+    for after in (b"not xz at all", b"x"):
+        packed.write_bytes(lzma.compress(seed) + after)
+        document = same_on_both_paths(packed, monkeypatch)
+        assert [e["victim"]["pid"] for e in document["episodes"]] == [1966928]
+        [problem] = document["source"]["problems"]
+        assert "bytes after the last xz stream are not xz" in problem["problem"]
+
+
 def test_a_gzip_with_bytes_after_its_member_keeps_the_member(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # The member's check passed: what follows it (not gzip) is said, the log is all there.
     packed = tmp_path / "kern.log.gz"

@@ -52,13 +52,16 @@ def _open_zstd(raw: BinaryIO) -> Any:
     return _ZstdReader(reader, frames)
 
 
+XZ_MAGIC = b"\xfd7zXZ\x00"
+
+
 def _open_xz(raw: BinaryIO) -> Any:
-    return _HeldBack(lzma.LZMAFile(raw), XZ_HELD_BACK)
+    return _HeldBack(_XzStreams(raw), XZ_HELD_BACK)
 
 
 COMPRESSIONS = (
     Compression("gzip", b"\x1f\x8b", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"), True, "gzip -t"),
-    Compression("xz", b"\xfd7zXZ\x00", _open_xz, False, "xz -t"),
+    Compression("xz", XZ_MAGIC, _open_xz, False, "xz -t"),
     Compression("bzip2", b"BZh", lambda raw: _Bzip2Blocks(raw), False, "bzip2 -t"),
     # logrotate and several distributions compress rotated logs with zstd (kern.log.1.zst).
     Compression("zstd", b"\x28\xb5\x2f\xfd", _open_zstd, True, "zstd -t"),
@@ -131,6 +134,9 @@ _BZIP2_PIECE = 1 << 10
 # just before it found damage may be garbage. Of 1,500 random bits flipped in a 3 MB log, 114
 # gave garbage before the error, up to 67 KB of it: the last MiB is held back until more follows.
 XZ_HELD_BACK = 1 << 20
+# The compressed bytes an xz call is given, as lzma.LZMAFile gives them: a call that meets damage
+# fails, and what it decoded before the damage is lost with it.
+_XZ_PIECE = 8 << 10
 
 
 class _Bzip2Blocks:
@@ -202,22 +208,71 @@ class _Bzip2Blocks:
         self._pending.clear()
 
 
+class _NotXz(OSError):
+    """Bytes after the last xz stream that are neither stream padding nor another stream: the
+    streams before them passed their checks."""
+
+
+class _XzStreams:
+    """An xz file's streams one after another (`cat a.xz b.xz` makes several). Unlike
+    `lzma.LZMAFile`, which drops bytes after the last stream without a word, it raises `_NotXz`
+    for them, and EOFError where the file ends inside a stream."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self._decompressor = lzma.LZMADecompressor(lzma.FORMAT_XZ)
+        self._input = b""  # read from the file for the next stream, not yet decoded
+        self._ended = False
+
+    def read1(self, size: int = -1, /) -> bytes:
+        while not self._ended:
+            decompressor = self._decompressor
+            if decompressor.eof:
+                self._next_stream(decompressor.unused_data)
+                continue
+            piece = b""
+            if decompressor.needs_input:
+                piece, self._input = self._input or self.raw.read(_XZ_PIECE), b""
+                if not piece:
+                    self._ended = True
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            if data := decompressor.decompress(piece, _STEP):
+                return data
+        return b""
+
+    def _next_stream(self, left: bytes) -> None:
+        # Stream padding (NUL bytes) may follow a stream; then another stream, or the end.
+        left = left.lstrip(b"\0")
+        while len(left) < len(XZ_MAGIC) and (more := self.raw.read(_XZ_PIECE)):
+            left = (left + more).lstrip(b"\0")
+        if not left.startswith(XZ_MAGIC):
+            self._ended = True
+            if left:
+                raise _NotXz("bytes after the last xz stream are not xz")
+            return
+        self._decompressor, self._input = lzma.LZMADecompressor(lzma.FORMAT_XZ), left
+
+    def close(self) -> None:
+        self._ended = True
+
+
 class _HeldBack:
     """A decompressor's bytes, each given only once `behind` more bytes follow it, or the stream
-    ended or was cut (a cut gives no garbage; damage raises, and the held bytes are dropped)."""
+    ended or was cut (a cut gives no garbage; damage raises, and the held bytes are dropped;
+    bytes after the last stream, `_NotXz`, are raised as a cut is: after the bytes before them)."""
 
     def __init__(self, stream: Any, behind: int) -> None:
         self.stream = stream
         self.behind = behind
         self._held = bytearray()
         self._ended = False
-        self._cut: EOFError | None = None
+        self._cut: EOFError | _NotXz | None = None
 
     def read1(self, size: int = -1, /) -> bytes:
         while len(self._held) <= self.behind and not self._ended:
             try:
                 data = self.stream.read1(_STEP)
-            except EOFError as ended_inside:
+            except (EOFError, _NotXz) as ended_inside:
                 self._cut, data = ended_inside, b""
             self._ended = not data
             self._held += data
