@@ -178,6 +178,71 @@ def test_failcnt_is_said_as_the_cgroups_count_since_it_was_made_and_its_change(t
 def test_a_table_of_one_task_says_the_only_one() -> None:
     """Counts agree with their noun: "the only killable task", never "the 1 killable tasks"."""
     # The real cgroup v1 kill: its tasks table holds the victim alone.
-    text = " ".join(run("why", "oomprobe-hog", "-k", str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log")).stdout.split())
+    text = " ".join(
+        run("why", "oomprobe-hog", "-k", str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log")).stdout.split()
+    )
     assert "the only killable task in the report" in text
     assert "the 1 killable" not in text and "of 1 killable" not in text
+
+
+def _cut_before_the_tasks_header(tmp_path: Path) -> Path:
+    """seed000 with its report cut after the NVRM lines: the header, Mem-Info, the tasks table's
+    header and its first three rows are gone (a ring buffer that wrapped, a paste begun late)."""
+    lines = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text().splitlines(keepends=True)
+    assert "[  pid  ]" in lines[60] and "] " in lines[63]
+    cut = tmp_path / "cut.log"
+    cut.write_text("".join(lines[:6] + lines[64:]))
+    return cut
+
+
+def test_a_table_cut_before_its_header_is_ranked_only_among_the_rows_the_log_holds(tmp_path: Path) -> None:
+    """Ten numbers after `[pid]` are 6.x's columns alone: the rows are named by that layout and
+    ranked, but only among the rows the log holds, never "of N" as if the table were whole."""
+    (episode,) = episodes(_cut_before_the_tasks_header(tmp_path))
+    assert "tasks_header" in episode.missing
+    assert episode.task_columns[4:7] == ("rss", "rss_anon", "rss_file")
+    text = " ".join(
+        run("why", "llama-server", "-k", str(_cut_before_the_tasks_header(tmp_path))).stdout.split()
+    )
+    assert "highest badness of the 9 killable tasks in the rows of the tasks table the log holds" in text
+    assert "killable tasks in the report" not in text
+    assert (
+        "the tasks table's header (and any rows before the cut; the columns were named by their count)"
+        in text
+    )
+    assert "llama-server 1966928 30.2 GiB 200" in text  # its rss, read from the rss column
+
+
+def test_a_table_cut_before_its_header_of_an_ambiguous_layout_is_not_ranked() -> None:
+    """Seven numbers are 3.x's, 4.15-6.0's or RHEL 6's columns: which is the rss is not known, so
+    no rank, no "only killable task" and no holders (the old reading said "ranked 1 of 1" and
+    listed the victim at 0 KiB). A real paste: a `dmesg -T` tail of a GPU box, rows wrapped."""
+    path = Path(__file__).parent / "realworld" / "cases" / "gpu-autovod-dmesg-T-commas" / "input.txt"
+    (episode,) = episodes(path)
+    assert "tasks_header" in episode.missing and episode.task_columns == ("pid",)
+    assert rank(episode) is None
+    text = " ".join(run("report", "-k", str(path)).stdout.split())
+    assert (
+        "Why it not known: the tasks table lacks its header, and the count of numbers in its rows does "
+        "not tell which kernel's columns they are, so its tasks cannot be ranked by badness"
+    ) in text
+    assert "without it the columns cannot be named" in text
+    for false in ("Largest processes", "highest badness", "ranked 1", "only killable", "0 KiB resident"):
+        assert false not in text
+    # Its kill line's anon-rss is mangled (`153,700,88kB`): the resident set is not known, not 0.
+    assert "anon-rss ?" in text and "Outside RSS" not in text
+
+
+def test_cut_tables_of_real_pastes_are_named_by_their_count() -> None:
+    """A 4.x table (8 numbers) and a 6.x one (10) in real pastes cut before their headers."""
+    cases = Path(__file__).parent / "realworld" / "cases"
+    (lede,) = episodes(cases / "forum-lede-k2t-logread-cut-invoked" / "input.txt")
+    assert lede.task_columns[5:7] == ("nr_ptes", "nr_pmds")
+    (nixos,) = episodes(cases / "forum-nixos-journal-summary-truncated" / "input.txt")
+    assert "rss_anon" in nixos.task_columns
+    text = " ".join(
+        run(
+            "why", "nix-env", "-k", str(cases / "forum-nixos-journal-summary-truncated" / "input.txt")
+        ).stdout.split()
+    )
+    assert "nix-env 1055041 4.8 GiB 200" in text

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+from dateutil import tz
 
 from oomtrace import events as ev
-from oomtrace.parse import parse_record, split_task_row
+from oomtrace.parse import columns_by_count, parse_record, parse_records, split_task_row
 from oomtrace.records import NO_STAMP, Record
+from oomtrace.sources.textfile import KernelLogFile
+from tests.conftest import CORPUS, FIXTURES
 
 
 def parse(text: str, ident: str | None = "kernel") -> ev.Event | None:
@@ -367,3 +374,39 @@ def test_hyperscan_finds_the_anchors_the_python_loop_finds() -> None:
         for text in texts:
             assert fast.kinds_in(text) == loop.kinds_in(text), text
         assert any(fast.kinds_in(text) for text in texts)
+
+
+def _tables(path: Path) -> Iterator[tuple[tuple[str, ...], list[str]]]:
+    """Each tasks table in a log: its header's columns and its rows' text after `[pid]`."""
+    table: tuple[tuple[str, ...], list[str]] | None = None
+    records = KernelLogFile(str(path), tz.UTC, year=2026).records()
+    for _record, event in parse_records(records):
+        if isinstance(event, ev.TasksHeader):
+            table = (event.columns, [])
+        elif isinstance(event, ev.TaskRow) and table is not None:
+            table[1].append(event.rest)
+        elif table is not None and table[1]:
+            yield table
+            table = None
+    if table is not None and table[1]:
+        yield table
+
+
+def test_a_table_named_by_its_count_is_named_as_its_header_names_it_in_every_real_log() -> None:
+    """The layouts a cut table is named by (parse.TABLE_LAYOUTS) agree with the header of every
+    table whose rows have that count, in the fixtures, the real pastes and the peers' corpus: a
+    count that told the wrong kernel would rank tasks by the wrong figures."""
+    paths = [
+        *sorted(FIXTURES.glob("*/kernel.log")),
+        *sorted((Path(__file__).parent / "realworld" / "cases").glob("*/input.txt")),
+        *(sorted(p for p in CORPUS.rglob("*") if p.suffix in (".txt", ".log")) if CORPUS.is_dir() else []),
+    ]
+    named: Counter[int] = Counter()
+    for path in paths:
+        for header, rests in _tables(path):
+            by_count = columns_by_count(rests)
+            if by_count is not None:
+                assert by_count == header, path
+                named[len(header) - 2] += 1
+    # Both layouts are held against real headers, not only assumed.
+    assert named[10] >= 1 and named[8] >= 1, named

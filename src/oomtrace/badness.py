@@ -45,8 +45,9 @@ class Ranking(Frozen):
 
 
 def rank(episode: Episode) -> Ranking | None:
-    """Rank every killable task by badness; None without a tasks table or a victim."""
-    if not episode.tasks or episode.victim is None:
+    """Rank every killable task by badness; None without a tasks table or a victim, or where its
+    columns are not named (a table cut before its header, of a layout its count does not tell)."""
+    if not episode.tasks or episode.victim is None or not columns_named(episode):
         return None
     page_kb = episode.page_size_kb
     total = _total_pages(episode)
@@ -79,6 +80,11 @@ def rank(episode: Episode) -> Ranking | None:
         printed_score=printed,
         recomputed_score=recomputed,
     )
+
+
+def columns_named(episode: Episode) -> bool:
+    """Are the tasks table's columns named, by its header or by their count (parse.TABLE_LAYOUTS)?"""
+    return len(episode.task_columns) > 1
 
 
 def _int(row: Mapping[str, int | str], key: str) -> int:

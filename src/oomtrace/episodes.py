@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple, TypeVar
@@ -36,7 +36,7 @@ from oomtrace.model import (
     Victim,
     Zone,
 )
-from oomtrace.parse import split_task_row
+from oomtrace.parse import columns_by_count, split_task_row
 from oomtrace.records import Record, Stamp
 from oomtrace.services import bare_episode, cause_of, join_units, unit_of, userspace_episode, victim_label
 
@@ -189,7 +189,7 @@ class _Draft:
     def _prune_rows(self) -> None:
         """Keep the MAX_TASK_ROWS rows the kernel would rank highest and the largest by rss."""
         header = next((e for e in self.events if isinstance(e, ev.TasksHeader)), None)
-        columns = header.columns if header is not None else ("pid",)
+        columns = table_columns(header, (e for e in self.events if isinstance(e, ev.TaskRow)))
         limit = next((e.limit_kb for e in self.events if isinstance(e, ev.MemcgUsage)), None)
         ram = next((e.count for e in self.events if isinstance(e, ev.PagesLine) and e.kind == "ram"), None)
         # The adj term's base: the cgroup's limit in a memcg OOM, else RAM (4 KiB pages assumed).
@@ -860,7 +860,7 @@ class _Freezer:
 
     def columns(self) -> tuple[str, ...]:
         header = self.first(ev.TasksHeader)
-        return header.columns if isinstance(header, ev.TasksHeader) else ("pid",)
+        return table_columns(header if isinstance(header, ev.TasksHeader) else None, self.all(ev.TaskRow))
 
     def tasks(self) -> tuple[tuple[str, ...], list[dict[str, int | str]]]:
         columns = self.columns()
@@ -1094,6 +1094,9 @@ class _Freezer:
             # Between a header and a kill line the table is absent by choice
             # (vm.oom_dump_tasks=0), not cut off.
             missing.append("tasks")
+        elif self.all(ev.TaskRow) and not self.all(ev.TasksHeader):
+            # A table cut before its header: its columns are named by their count, if at all.
+            missing.append("tasks_header")
         if summary is None and kernel is not None and _kernel_at_least(kernel, (4, 19)):
             missing.append("summary")
         if draft.kill is None and not self.all(ev.NoKillable) and not self.all(ev.OomPanic):
@@ -1259,6 +1262,14 @@ def _nearest_page_size(ratio: float) -> int | None:
         if abs(ratio - size) <= size * 0.1:
             return size
     return None
+
+
+def table_columns(header: ev.TasksHeader | None, rows: Iterable[ev.TaskRow]) -> tuple[str, ...]:
+    """The tasks table's columns: its header's; of a table cut before its header, those of the
+    one kernel layout its rows fit (parse.TABLE_LAYOUTS), else only `pid` (the rest unnamed)."""
+    if header is not None:
+        return header.columns
+    return columns_by_count(row.rest for row in rows) or ("pid",)
 
 
 def _page_size(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from oomtrace.allocation import call_path, request
-from oomtrace.badness import Ranking, rank, rss_pages
+from oomtrace.badness import Ranking, columns_named, rank, rss_pages
 from oomtrace.episodes import MAX_TASK_ROWS
 from oomtrace.frozen import Frozen
 from oomtrace.lazyregex import lazy_compile
@@ -53,10 +53,12 @@ def adj_origin(adj: int | None, task_memcg: str | None = None) -> str | None:
 
 
 def resident_kb(victim: Victim) -> int | None:
-    parts = [victim.anon_rss_kb, victim.file_rss_kb, victim.shmem_rss_kb]
-    if all(p is None for p in parts):
+    """The victim's resident set, or None where the kill line's anon-rss or file-rss is unread:
+    every kernel that prints one prints both (shmem-rss came later), so a missing one is a cut or
+    mangled figure (`anon-rss:153,700,88kB`), not a zero."""
+    if victim.anon_rss_kb is None or victim.file_rss_kb is None:
         return None
-    return sum(p or 0 for p in parts)
+    return victim.anon_rss_kb + victim.file_rss_kb + (victim.shmem_rss_kb or 0)
 
 
 def outside_rss_note(victim: Victim | None) -> str | None:
@@ -326,6 +328,11 @@ def victim_reason(episode: Episode, ranking: Ranking | None) -> str | None:
     if ranking is None or ranking.victim is None or episode.victim is None:
         if episode.chosen and episode.victim and episode.chosen.pid != episode.victim.pid:
             return _child_note(episode)
+        if episode.tasks and not columns_named(episode):
+            return (
+                "not known: the tasks table lacks its header, and the count of numbers in its rows "
+                "does not tell which kernel's columns they are, so its tasks cannot be ranked by badness"
+            )
         return None
     victim = ranking.victim
     page_kb = episode.page_size_kb
@@ -356,6 +363,14 @@ def _rank_words(episode: Episode, ranking: Ranking) -> str:
     count = len(ranking.candidates)
     rank = ranking.victim_rank
     rows = episode.table_rows
+    if "tasks_header" in episode.missing:
+        # Cut before its header: rows before the cut may be gone, and any of them may rank higher.
+        held = "the rows of the tasks table the log holds"
+        if rank == 1:
+            if count == 1:
+                return f"the only killable task in {held}"
+            return f"highest badness of the {count} killable tasks in {held}"
+        return f"ranked {rank} by badness of the {count} killable tasks in {held}"
     if rows is None:
         if rank == 1:
             # Counts agree with their noun: one candidate is "the only", never "the 1 ... tasks".
@@ -390,7 +405,10 @@ class Holder(Frozen):
 
 
 def top_holders(episode: Episode, count: int = 5) -> tuple[Holder, ...]:
-    """The largest resident sets in the tasks table at the kill."""
+    """The largest resident sets in the tasks table at the kill (none where its columns are not
+    named: which number is the rss is not known)."""
+    if not columns_named(episode):
+        return ()
     holders = []
     for row in episode.tasks:
         rss = rss_pages(row)
@@ -453,17 +471,30 @@ _MISSING_WORDS = {
     "cpu_line": "the CPU/PID line",
     "mem_info": "Mem-Info",
     "tasks": "the tasks table",
+    "tasks_header": "the tasks table's header",
     "summary": "the oom-kill: summary",
     "kill": "the `Killed process` line",
     "kernel_report": "the kernel's report (only systemd's records)",
 }
 
 
+def _missing_words(episode: Episode, missing: str) -> str:
+    words = _MISSING_WORDS.get(missing, missing)
+    if missing == "tasks_header":
+        named = (
+            "the columns were named by their count"
+            if columns_named(episode)
+            else "without it the columns cannot be named"
+        )
+        words += f" (and any rows before the cut; {named})"
+    return words
+
+
 def missing_note(episode: Episode) -> str | None:
     """ "the log lacks ...", with how many reports were rate-limited; None when nothing is missing."""
     if not episode.missing:
         return None
-    note = "the log lacks " + ", ".join(_MISSING_WORDS.get(m, m) for m in episode.missing)
+    note = "the log lacks " + ", ".join(_missing_words(episode, m) for m in episode.missing)
     if episode.suppressed_reports:
         note += f" ({episode.suppressed_reports} reports were rate-limited: 'callbacks suppressed')"
     return note

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -260,6 +261,43 @@ def _more(event: ev.Event, before: ev.Event | None) -> bool:
     return bool(changed) and all(
         isinstance(a, str) and isinstance(b, str) and a.startswith(b) for a, b in changed
     )
+
+
+# The tasks tables' columns, as the kernel's header names them, for a count of numbers after
+# `[pid]` that only one kernel's layout prints: the rows of a table cut before its header are
+# split by these. Seven numbers fit three layouts (3.x `nr_ptes swapents`, 4.15 on
+# `pgtables_bytes swapents`, RHEL 6 `cpu oom_adj`) and six fit 2.6's `cpu oom_adj`: those stay
+# unnamed, as a guess would rank the tasks by the wrong figures.
+TABLE_LAYOUTS = {
+    10: (
+        "uid",
+        "tgid",
+        "total_vm",
+        "rss",
+        "rss_anon",
+        "rss_file",
+        "rss_shmem",
+        "pgtables_bytes",
+        "swapents",
+        "oom_score_adj",
+    ),
+    8: ("uid", "tgid", "total_vm", "rss", "nr_ptes", "nr_pmds", "swapents", "oom_score_adj"),
+}
+
+
+def columns_by_count(rests: Iterable[str]) -> tuple[str, ...] | None:
+    """The header of the one layout the rows' count of numbers after `[pid]` fits (the count
+    most rows have: a name of digits adds one), or None."""
+    counts = Counter(_leading_ints(rest) for rest in rests)
+    if not counts:
+        return None
+    layout = TABLE_LAYOUTS.get(counts.most_common(1)[0][0])
+    return ("pid", *layout, "name") if layout is not None else None
+
+
+def _leading_ints(rest: str) -> int:
+    tokens = rest.split()
+    return next((i for i, token in enumerate(tokens) if not _INT.fullmatch(token)), len(tokens))
 
 
 def split_task_row(rest: str, columns: tuple[str, ...]) -> dict[str, int | str] | None:
