@@ -340,11 +340,15 @@ def _wait_until_idle(pid: int, timeout: float = 60.0) -> None:
 def test_ctrl_c_exits_quietly_with_the_sigint_code() -> None:
     import signal
 
+    # A shell starts a command with SIGINT at its default; a suite started in the background
+    # (`pytest &`) ignores SIGINT, and a child inherits that: the Ctrl-C was ignored and the
+    # run ended at end of input with 0.
     process = subprocess.Popen(
         [_entry_point(), "list", "-k", "-"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert process.stdin is not None
     process.stdin.write(SEED000.read_bytes()[:2000])
