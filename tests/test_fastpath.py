@@ -599,3 +599,29 @@ def test_records_held_back_are_bounded(tmp_path: Path, monkeypatch: pytest.Monke
     fast = assert_same(log, monkeypatch)
     assert trigger_of(fast) == TRIGGER
     assert held and max(map(len, held)) <= 41
+
+
+@pytest.mark.parametrize("row_first", [False, True], ids=["header first", "tasks row first"])
+def test_a_header_after_nvrm_lines_hands_them_on_without_reading_back(
+    row_first: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Mem-Info lines of no report (no anchor: the scan skips them), NVRM failures (anchored: their
+    # records are held back, in case a cut report's body goes on behind them), then a whole
+    # report whose header is read in the region the NVRM lines open. The builder drops body lines
+    # before a header, so the lines skipped are not read back (they were, on every report of a
+    # crash loop whose reports follow NVRM lines). A tasks row before the header is a report
+    # line: then they are.
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
+    mem_info = _MESSAGES.index("Mem-Info:")
+    stray = _MESSAGES[mem_info + 1 : mem_info + 8]  # `Mem-Info:` itself is anchored
+    row = [m for m in _MESSAGES if m.startswith("[   1190]")]
+    report = _MESSAGES[next(i for i, m in enumerate(_MESSAGES) if "invoked oom-killer" in m) :]
+    lines = [(100.0 + i * 0.25, NOISE.format(n=i)) for i in range(200)]
+    lines += [(190.0, m) for m in stray] + [(199.0, NVRM_NO_MEMORY)] * 3
+    lines += [(199.5, m) for m in row if row_first] + [(200.0, m) for m in report]
+    log = xid_log(tmp_path / "kern.log", lines + [(300.0 + i, NOISE.format(n=i)) for i in range(50)])
+    fast = assert_same(log, monkeypatch)
+    assert trigger_of(fast) == TRIGGER
+    records, _ = records_read(log, monkeypatch)
+    # The noise and the Mem-Info lines are read back only with the row.
+    assert (records > 200 + len(stray)) if row_first else (records < 100)

@@ -230,7 +230,10 @@ class _ChunkReader:
         """Holds the records of a region (of `chunk`) back in the window, until they are more than
         a read-back could replace (a run of a million anchored lines): then hands them and the
         rest on. A report line among them (a tasks row after an NVRM line opens a region that
-        reads on to the kill) has the gaps before read back with them, as at an anchor line."""
+        reads on to the kill) has the gaps before read back with them, as at an anchor line;
+        a header before any report line hands them on instead (the builder drops the body lines
+        before a header: reading them back changed nothing, and was a tenth of `list` on a crash
+        loop whose reports follow NVRM lines)."""
         report_line = False
         while True:
             try:
@@ -242,7 +245,11 @@ class _ChunkReader:
                 yield record
                 continue
             self._window.held.append(record)
-            report_line = report_line or isinstance(parse_record(record), REPORT_LINE_EVENTS)
+            event = parse_record(record)
+            if not report_line and isinstance(event, OomInvoked):
+                yield from self.finish()
+                continue
+            report_line = report_line or isinstance(event, REPORT_LINE_EVENTS)
             if len(self._window.held) > READ_BACK_LINES:
                 yield from self.finish()
         if report_line and self._window is not None:
