@@ -96,12 +96,12 @@ class Chunk(Frozen):
         if low == 0 and high >= len(self.data):  # the usual case: a chunk with no anchor line
             groups = list(self.xid_groups) if self.xid_groups is not None else None
             return self.xid_starts, groups
-        first, stop = (int(i) for i in np.searchsorted(self.xid_starts, (low, high)))
+        first, stop = (int(i) for i in self.xid_starts.searchsorted((low, high)))
         offsets = self.xid_starts[first:stop]
         if self.xid_groups is None or not len(offsets):
             return offsets, None
         groups = [
-            group[np.searchsorted(group, low) : np.searchsorted(group, high)] for group in self.xid_groups
+            group[group.searchsorted(low) : group.searchsorted(high)] for group in self.xid_groups
         ]
         return offsets, [group for group in groups if len(group)]
 
@@ -113,7 +113,7 @@ class Chunk(Frozen):
         # Usually every Xid line of the stretch has the same prefix: then one count of `tag`
         # and the anchor together answers (a gather of every offset's bytes cost a quarter of
         # the parsing thread's time on a 1 GiB `journalctl -k` text).
-        between = np.searchsorted(self.xid_starts, (first, last + 1))
+        between = self.xid_starts.searchsorted((first, last + 1))
         together = stringzilla.count(self.data, tag + _XID, first - len(tag), last + len(_XID))
         if together == int(between[1] - between[0]):
             return True
