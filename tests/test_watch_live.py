@@ -37,7 +37,10 @@ NVRM = (
     f"NVRM: {TEST_TAG}: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from "
     f"oomtrace_test_suite ({TEST_TAG}: written by oomtrace's test suite, not by the NVIDIA driver)"
 )
-HUNG_TASK = f"INFO: task {TEST_TAG}:4194304 blocked for more than 122 seconds."
+HUNG_TASK = (
+    f"INFO: task {TEST_TAG}:4194304 blocked for more than 122 seconds. "
+    f"({TEST_TAG}: written by oomtrace's test suite, not by the kernel's hung-task detector)"
+)
 
 
 class Watching:
