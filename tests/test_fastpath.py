@@ -625,3 +625,45 @@ def test_a_header_after_nvrm_lines_hands_them_on_without_reading_back(
     records, _ = records_read(log, monkeypatch)
     # The noise and the Mem-Info lines are read back only with the row.
     assert (records > 200 + len(stray)) if row_first else (records < 100)
+
+
+BANNER = (  # a real first line of a boot (messages.py names its source)
+    "Linux version 5.15.0-2-amd64 (debian-kernel@lists.debian.org) (gcc-11 (Debian 11.2.0-13) "
+    "11.2.0, GNU ld (GNU Binutils for Debian) 2.37) #1 SMP Debian 5.15.5-2 (2021-12-18)"
+)
+
+
+@pytest.mark.parametrize(
+    "banner",
+    [
+        pytest.param(True, id="with the boot's first line"),
+        pytest.param(
+            False,
+            id="its first line lost",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="known: with no first line (a ring buffer that wrapped) the scan cannot see "
+                "the reboot in the lines it skips, and the failure is said to warn of the kill",
+            ),
+        ),
+    ],
+)
+def test_a_reboot_between_two_kills_is_seen_by_the_scan(
+    banner: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two boots of uptime-only dmesg text, concatenated: an NVRM failure after the first boot's
+    # kill, then a reboot, then a kill at an uptime past that failure's. Reading every line, the
+    # uptime going back starts a second boot, and the failure, another boot's, warned of nothing.
+    # The scan skipped the lines where the uptime went back: the second kill's story said the
+    # failure came 3m00s before it. It reads the kernel's first line of each boot (anchored).
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
+    report = [m for m in _MESSAGES[_MESSAGES.index(CUT_REPORT[0]) - 1 :] if "NVRM" not in m]
+    first = [(0.0, BANNER)] + [(1.0 + i * 0.25, NOISE.format(n=i)) for i in range(600)]
+    first += [(200.0, m) for m in report] + [(220.0, NVRM_NO_MEMORY)]
+    first += [(221.0 + i * 0.1, NOISE.format(n=i)) for i in range(100)]
+    second = ([(0.0, BANNER)] if banner else []) + [(1.0 + i * 0.5, NOISE.format(n=i)) for i in range(700)]
+    second += [(400.0, m) for m in report] + [(401.0 + i, NOISE.format(n=i)) for i in range(20)]
+    log = xid_log(tmp_path / "kern.log", first + second)
+    full = listing(log, False, monkeypatch)
+    assert [i["earliest_warning"] for i in full["incidents"]] == [None, None]
+    assert_same(log, monkeypatch)

@@ -223,6 +223,14 @@ class EarlyWarning(Event):
     """What makes two warnings "the same" for collapsing repeats."""
 
 
+class BootStarted(Event):
+    """`Linux version 5.15.0-2-amd64 (...) ...`: the kernel's first line of a boot. The splitter
+    starts a boot segment where the uptime goes back; anchored, the line shows a big file's scan
+    where each boot begins, which the lines it skips would otherwise hide."""
+
+    release: str
+
+
 class ProcessCrash(Event):
     """`comm[pid]: segfault at ...`, `traps: comm[pid] general protection ...`: a crash, not an OOM."""
 

@@ -491,6 +491,15 @@ def _hung(record: Record, text: str) -> ev.Event | None:
     return ev.EarlyWarning(record, "hung-task", text, match["comm"]) if match else None
 
 
+# The banner init/main.c prints first at every boot: the release, then `(` and the builder.
+_BOOT = lazy_compile(r"Linux version (?P<release>\S{1,200}) \(")
+
+
+def _boot(record: Record, text: str) -> ev.Event | None:
+    match = _BOOT.search(text)
+    return ev.BootStarted(record, match["release"]) if match else None
+
+
 _VM_ENOUGH = lazy_compile(r"__vm_enough_memory: pid: (?P<pid>\d{1,20}), comm: (?P<comm>.*?), ")
 
 
@@ -934,6 +943,17 @@ MESSAGES: tuple[MessageKind, ...] = (
         "INFO: task jbd2/sda1-8:312 blocked for more than 120 seconds.",
         begins=("INFO: task",),
         warning=True,
+    ),
+    MessageKind(
+        "boot-started",
+        ("Linux version ",),
+        _boot,
+        "a boot began (the kernel's first line)",
+        # Paul Menzel's dmesg on linux-acpi, 2022-01-10 (mail-wrapped; its flowed breaks joined):
+        # https://lore.kernel.org/linux-acpi/b177cb21-aa01-2408-9b26-164c028b6593@molgen.mpg.de/
+        "Linux version 5.15.0-2-amd64 (debian-kernel@lists.debian.org) (gcc-11 (Debian 11.2.0-13) "
+        "11.2.0, GNU ld (GNU Binutils for Debian) 2.37) #1 SMP Debian 5.15.5-2 (2021-12-18)",
+        begins=("Linux version ",),
     ),
     MessageKind(
         "overcommit-refused",
