@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from oomtrace.messages import MESSAGE_KINDS
 from oomtrace.prefilter import ANCHORS, XID_ANCHOR
 from oomtrace.sources import textfile
 from oomtrace.sources.textfile import KernelLogFile
@@ -412,7 +413,9 @@ NOISE = "usb 1-1.{n}: new high-speed USB device number {n} using xhci_hcd"
 _MESSAGES = [line.split("kernel: ", 1)[1] for line in REPORT.splitlines() if "kernel: " in line]
 # seed 000's report without its `invoked oom-killer` line: the CPU line comes first, and the first
 # line of it holding an anchor is a call frame (`oom_kill_process+0x13c/0x1c0`), 8 lines below.
-CUT_REPORT = _MESSAGES[next(i for i, m in enumerate(_MESSAGES) if "invoked oom-killer" in m) + 1 :]
+_HEADER = next(i for i, m in enumerate(_MESSAGES) if "invoked oom-killer" in m)
+CUT_REPORT = _MESSAGES[_HEADER + 1 :]
+WHOLE_REPORT = _MESSAGES[_HEADER:]  # from its header on
 TRIGGER = {"comm": "dashboard-servi", "pid": 4121}
 
 
@@ -615,7 +618,7 @@ def test_a_header_after_nvrm_lines_hands_them_on_without_reading_back(
     mem_info = _MESSAGES.index("Mem-Info:")
     stray = _MESSAGES[mem_info + 1 : mem_info + 8]  # `Mem-Info:` itself is anchored
     row = [m for m in _MESSAGES if m.startswith("[   1190]")]
-    report = _MESSAGES[next(i for i, m in enumerate(_MESSAGES) if "invoked oom-killer" in m) :]
+    report = WHOLE_REPORT
     lines = [(100.0 + i * 0.25, NOISE.format(n=i)) for i in range(200)]
     lines += [(190.0, m) for m in stray] + [(199.0, NVRM_NO_MEMORY)] * 3
     lines += [(199.5, m) for m in row if row_first] + [(200.0, m) for m in report]
@@ -627,10 +630,7 @@ def test_a_header_after_nvrm_lines_hands_them_on_without_reading_back(
     assert (records > 200 + len(stray)) if row_first else (records < 100)
 
 
-BANNER = (  # a real first line of a boot (messages.py names its source)
-    "Linux version 5.15.0-2-amd64 (debian-kernel@lists.debian.org) (gcc-11 (Debian 11.2.0-13) "
-    "11.2.0, GNU ld (GNU Binutils for Debian) 2.37) #1 SMP Debian 5.15.5-2 (2021-12-18)"
-)
+BANNER = MESSAGE_KINDS["boot-started"].example  # a real first line of a boot
 
 
 @pytest.mark.parametrize(
@@ -657,7 +657,7 @@ def test_a_reboot_between_two_kills_is_seen_by_the_scan(
     # The scan skipped the lines where the uptime went back: the second kill's story said the
     # failure came 3m00s before it. It reads the kernel's first line of each boot (anchored).
     monkeypatch.setattr(bigfile, "HEAD_LINES", 5)
-    report = [m for m in _MESSAGES[_MESSAGES.index(CUT_REPORT[0]) - 1 :] if "NVRM" not in m]
+    report = [m for m in WHOLE_REPORT if "NVRM" not in m]
     first = [(0.0, BANNER)] + [(1.0 + i * 0.25, NOISE.format(n=i)) for i in range(600)]
     first += [(200.0, m) for m in report] + [(220.0, NVRM_NO_MEMORY)]
     first += [(221.0 + i * 0.1, NOISE.format(n=i)) for i in range(100)]
