@@ -210,9 +210,11 @@ def test_rollback_undoes_lines_read_ahead() -> None:
     # undoes them when it reads the lines one by one instead.
     splitter = LineSplitter("k", zone=UTC)
     splitter.split("[  500.000000] first", 1)
+    learnt = splitter._same
     state = splitter.checkpoint()
     assert splitter.split("[   10.000000] after a reboot", 2)[0].stamp.boot == 1
     splitter.rollback(state)
+    assert learnt is not None and splitter._same == learnt  # the prefix learnt comes back too
     assert splitter.split("[  600.000000] same boot", 2)[0].stamp.boot == 0
     assert splitter.split("continuation", 3)[0].stamp.uptime == 600.0
 
@@ -355,13 +357,14 @@ def test_a_learnt_prefix_and_a_block_read_as_every_line_read_in_full(
     lines = [line + ending for line in report]
     long_way = _splitter(_LongWay)
     full = _each_line(long_way, lines)
-    splitter = _splitter()
-    one_by_one = _each_line(splitter, lines)
-    assert splitter.checkpoint() == long_way.checkpoint()
+    line_by_line = _splitter()
+    one_by_one = _each_line(line_by_line, lines)
+    assert line_by_line.read_state() == long_way.read_state()
     splitter = _splitter()
     block = splitter.split(lines[0], 1) + splitter.split_block("\n".join(lines[1:]), 2)
     assert splitter._same is not None  # the prefix was learnt, and kept to the end
-    assert splitter.checkpoint() == long_way.checkpoint()
+    assert splitter._same == line_by_line._same  # as the line after would read it
+    assert splitter.read_state() == long_way.read_state()
     assert one_by_one == full
     assert block == full
     assert [r.message for r in full][1:3] == ["Mem-Info:", "lowmem_reserve[]: 0 0 120128 120128"]
@@ -511,9 +514,10 @@ def test_lines_of_their_own_stamps_read_as_the_full_grammar_reads_them(lines: li
         text.append(shape.format(n) + "".join(pieces))
     long_way = _splitter(_LongWay)
     full = _each_line(long_way, text)
-    splitter = _splitter()
-    assert _each_line(splitter, text) == full
-    assert splitter.checkpoint() == long_way.checkpoint()
+    line_by_line = _splitter()
+    assert _each_line(line_by_line, text) == full
+    assert line_by_line.read_state() == long_way.read_state()
     splitter = _splitter()
     assert splitter.split(text[0], 1) + splitter.split_block("\n".join(text[1:]), 2) == full
-    assert splitter.checkpoint() == long_way.checkpoint()
+    assert splitter.read_state() == long_way.read_state()
+    assert splitter._same == line_by_line._same  # the prefix learnt, as the line after reads it
