@@ -235,15 +235,12 @@ class _ChunkReader:
         before a header: reading them back changed nothing, and was a tenth of `list` on a crash
         loop whose reports follow NVRM lines)."""
         report_line = False
-        while True:
+        while self._window is not None:
             try:
                 record = next(records)
             except StopIteration as stop:
                 position = int(stop.value)
                 break
-            if self._window is None:
-                yield record
-                continue
             self._window.held.append(record)
             event = parse_record(record)
             if not report_line and isinstance(event, OomInvoked):
@@ -252,6 +249,8 @@ class _ChunkReader:
             report_line = report_line or isinstance(event, REPORT_LINE_EVENTS)
             if len(self._window.held) > READ_BACK_LINES:
                 yield from self.finish()
+        else:  # nothing held (any more): the rest goes straight on
+            return int((yield from records))
         if report_line and self._window is not None:
             line_no = chunk.line_no(position, self._known)
             yield from self._read_back(chunk, position, position, line_no, self.splitter.checkpoint())

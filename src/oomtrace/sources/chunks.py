@@ -96,14 +96,13 @@ class Chunk(Frozen):
         if low == 0 and high >= len(self.data):  # the usual case: a chunk with no anchor line
             groups = list(self.xid_groups) if self.xid_groups is not None else None
             return self.xid_starts, groups
-        first, stop = (int(i) for i in self.xid_starts.searchsorted((low, high)))
+        first, stop = self.xid_starts.searchsorted((low, high)).tolist()
         offsets = self.xid_starts[first:stop]
-        if self.xid_groups is None or not len(offsets):
+        if self.xid_groups is None or first == stop:
             return offsets, None
-        groups = [
-            group[group.searchsorted(low) : group.searchsorted(high)] for group in self.xid_groups
-        ]
-        return offsets, [group for group in groups if len(group)]
+        # One search for both ends, and plain ints to slice with (about half the time).
+        ends = [group.searchsorted((low, high)).tolist() for group in self.xid_groups]
+        return offsets, [group[a:b] for group, (a, b) in zip(self.xid_groups, ends, strict=True) if a < b]
 
     def all_preceded_by(self, offsets: Any, tag: bytes) -> bool:
         """Do the bytes just before each of these Xid anchor offsets (a numpy array) spell `tag`?"""
