@@ -225,15 +225,15 @@ def _continues(previous: Record, record: Record) -> bool:
     """Can `record` be the rest of `previous`? It has no prefix of its own (or the same stamp and
     an indent, as /proc/kmsg prints the lines of one multi-line record), and `previous` looks cut:
     as long as a terminal or mail line, or ending where the kernel's own lines go on."""
+    indented = record.message[:2].isspace() and record.stamp == previous.stamp
+    if record.prefixed and not indented:
+        return False  # first: most lines of no event are a report's own, each with its prefix
     text = record.message.strip()
     if not text or text.strip(".… ") == "" or record.source != previous.source:
         return False
     if text.startswith(_STANDALONE) or begins_known(text):
         return False
     if previous.is_kernel != record.is_kernel:
-        return False
-    indented = record.message[:2].isspace() and record.stamp == previous.stamp
-    if record.prefixed and not indented:
         return False
     head = previous.message.rstrip()
     return len(previous.raw.rstrip()) >= _WRAP_WIDTH or head.endswith((",", "because")) or indented
