@@ -249,7 +249,7 @@ class EpisodeBuilder:
         self._runs: FirstAndLast[_Run] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS, self._run_dropped)
         self._open_runs: dict[tuple[str | None, str, str], _Run] = {}
         self._offsets: dict[tuple[str, int], datetime] = {}
-        self._sources: dict[str, dict[str, object]] = {}
+        self._sources: dict[str, _SourceInfo] = {}
         self._moments: list[tuple[str, Stamp, int, int]] = []
         self._unparsed: list[Unparsed] = []
         self._unparsed_count = 0
@@ -268,17 +268,17 @@ class EpisodeBuilder:
     def begin_source(self, name: str, kind: str, boot_time: datetime | None = None) -> None:
         """Start reading a source; `boot_time` converts its uptimes to wall time."""
         self._close_current()
-        self._sources[name] = _new_source_info(kind)
+        self._sources[name] = _SourceInfo(kind)
         if boot_time is not None:
             self._offsets[(name, 0)] = boot_time
 
     def set_record_count(self, source: str, count: int) -> None:
         """The number of lines a prefiltered source holds (it fed only those that matter)."""
-        self._sources.setdefault(source, _new_source_info("file"))["records"] = count
+        self._sources.setdefault(source, _SourceInfo("file")).records = count
 
     def set_problem(self, source: str, problem: str) -> None:
         """Why a source was not read to its end: the summary says so."""
-        self._sources.setdefault(source, _new_source_info("file"))["problem"] = problem
+        self._sources.setdefault(source, _SourceInfo("file")).problem = problem
 
     def set_host_spans(self, spans: Mapping[str, tuple[datetime, datetime]]) -> None:
         """The span of each host as its source knows it (a journal reader that fed only the
@@ -295,7 +295,7 @@ class EpisodeBuilder:
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
         self._seq += 1
-        self._note_span(record)
+        info = self._note_span(record)
         # A text log is one stream (a line naming no host, a continuation, is the last one's);
         # a journal or an export interleaves its hosts' entries: one stream each.
         stream = (record.host if record.separate else None, record.source)
@@ -304,8 +304,7 @@ class EpisodeBuilder:
         if record.host is not None and record.host not in self._hosts:
             self._hosts[record.host] = None
         if event is not None:
-            info = self._sources[record.source]
-            info["events"] = int(info["events"]) + 1  # type: ignore[call-overload]
+            info.events += 1
         if event is None:
             if record.is_kernel and any(word in record.message for word in _OOM_WORDS):
                 self._note_unparsed(record)
@@ -515,7 +514,7 @@ class EpisodeBuilder:
         record = event.record
         key = (record.host, event.kind, event.key)
         source = self._sources.get(record.source)
-        if source is not None and source["kind"] == "watch-record" and self._read_before(record, key):
+        if source is not None and source.kind == "watch-record" and self._read_before(record, key):
             return
         run = self._open_runs.get(key)
         # A run ends at a kill: the same warning before the next kill belongs to the next incident.
@@ -548,31 +547,34 @@ class EpisodeBuilder:
 
     # ---- bookkeeping --------------------------------------------------------------
 
-    def _note_span(self, record: Record) -> None:
+    def _note_span(self, record: Record) -> _SourceInfo:
+        """Counts the record in its source's summary and widens the spans it sets; returns the
+        source's summary."""
         info = self._sources.get(record.source)
         if info is None:
-            info = self._sources[record.source] = _new_source_info("file")
-        info["records"] = int(info["records"]) + 1  # type: ignore[call-overload]
+            info = self._sources[record.source] = _SourceInfo("file")
+        info.records += 1
         stamp = record.stamp
         if stamp.wall is None and stamp.uptime is None and stamp.clock is None:
             if record.ident is not None:
-                info["recognised"] = int(info["recognised"]) + 1  # type: ignore[call-overload]
-            return
-        info["recognised"] = int(info["recognised"]) + 1  # type: ignore[call-overload]
+                info.recognised += 1
+            return info
+        info.recognised += 1
         if stamp.wall is not None and stamp.uptime is not None:
             boot = _minus_seconds(stamp.wall, stamp.uptime)
             if boot is not None:
                 self._offsets.setdefault((record.source, stamp.boot), boot)
-        if info["first"] is None:
-            info["first"] = (record, self._seq)
-        elif record.separate and stamp.wall is not None and _earlier(stamp, info["first"]):
+        if info.first is None:
+            info.first = (record, self._seq)
+        elif record.separate and stamp.wall is not None and _earlier(stamp, info.first):
             # Entries of a store read a host at a time (sources/journal.py) go back in time:
             # the span is from the earliest to the latest.
-            info["first"] = (record, self._seq)
-        if not (record.separate and stamp.wall is not None and _earlier(stamp, info["last"])):
-            info["last"] = (record, self._seq)
+            info.first = (record, self._seq)
+        if not (record.separate and stamp.wall is not None and _earlier(stamp, info.last)):
+            info.last = (record, self._seq)
         if record.host is not None and stamp.wall is not None:
             self._widen(record.host, stamp.wall, stamp.wall)
+        return info
 
     def _note_unparsed(self, record: Record) -> None:
         self._unparsed_count += 1
@@ -678,22 +680,22 @@ class EpisodeBuilder:
             elided=self._elided.summary(self._runs.dropped, self._resolve) if self._elided.kills else None,
         )
 
-    def _source_summary(self, name: str, info: dict[str, object]) -> SourceSummary:
-        def moment(value: object) -> Moment | None:
-            if not isinstance(value, tuple):
+    def _source_summary(self, name: str, info: _SourceInfo) -> SourceSummary:
+        def moment(value: tuple[Record, int] | None) -> Moment | None:
+            if value is None:
                 return None
             record, seq = value
             return self._resolve(self._moment(record, seq))
 
         return SourceSummary(
             name=name,
-            kind=str(info["kind"]),
-            records=int(info["records"]),  # type: ignore[call-overload]
-            recognised=int(info["recognised"]),  # type: ignore[call-overload]
-            events=int(info["events"]),  # type: ignore[call-overload]
-            first=moment(info["first"]),
-            last=moment(info["last"]),
-            problem=str(info["problem"]) if info.get("problem") is not None else None,
+            kind=info.kind,
+            records=info.records,
+            recognised=info.recognised,
+            events=info.events,
+            first=moment(info.first),
+            last=moment(info.last),
+            problem=info.problem,
         )
 
     def _draft_moment(self, draft: _Draft) -> Moment:
@@ -1238,16 +1240,29 @@ class _Elision:
         )
 
 
-def _earlier(stamp: Stamp, kept: object) -> bool:
+def _earlier(stamp: Stamp, kept: tuple[Record, int] | None) -> bool:
     """Whether a stamp is before the wall time of a kept (record, seq)."""
-    if not isinstance(kept, tuple):
+    if kept is None:
         return False
     wall = kept[0].stamp.wall
     return wall is not None and stamp.wall is not None and stamp.wall < wall
 
 
-def _new_source_info(kind: str) -> dict[str, object]:
-    return {"kind": kind, "records": 0, "recognised": 0, "events": 0, "first": None, "last": None}
+class _SourceInfo:
+    """What the summary says of one source, counted as its records are fed (a class with slots:
+    a dict's values cost a conversion each time a record was counted)."""
+
+    __slots__ = ("events", "first", "kind", "last", "problem", "recognised", "records")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.records = 0
+        self.recognised = 0
+        self.events = 0
+        self.first: tuple[Record, int] | None = None
+        """The first record and its seq."""
+        self.last: tuple[Record, int] | None = None
+        self.problem: str | None = None
 
 
 def _kernel_at_least(release: str, version: tuple[int, int]) -> bool:
