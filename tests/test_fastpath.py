@@ -361,8 +361,16 @@ def test_chunks_match_a_naive_reading(
     for chunk in chunks.chunks(str(path), start, head + 1):
         assert chunk.offset == start + sum(len(piece) for piece in seen)
         assert chunk.first_line == head + 1 + b"".join(seen).count(b"\n")
-        for offset in range(0, len(chunk.data), max(1, len(chunk.data) // 7)):
-            assert chunk.line_no(offset) == chunk.first_line + chunk.data.count(b"\n", 0, offset)
+        step = max(1, len(chunk.data) // 7)
+        for offset in range(0, len(chunk.data), step):
+            expected = chunk.first_line + chunk.data.count(b"\n", 0, offset)
+            assert chunk.line_no(offset) == expected
+            # From a known line before it, and counting back from one after it (whichever is nearer).
+            for before, after in [(offset // 2, offset + step // 3), (max(0, offset - 5), offset + 3)]:
+                known = (before, chunk.line_no(before))
+                later = (min(after, len(chunk.data)), chunk.line_no(min(after, len(chunk.data))))
+                assert chunk.line_no(offset, known, later) == expected
+                assert chunk.line_no(offset, None, later) == expected
         anchor_lines += [chunk.offset + a for a in chunk.anchor_lines]
         xid_starts += [chunk.offset + int(x) for x in chunk.xid_starts]
         if chunk.xid_groups is not None:

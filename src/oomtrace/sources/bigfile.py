@@ -176,14 +176,17 @@ class _ChunkReader:
         if window is not None:
             yield from window.held
 
-    def _hold_gap(self, chunk: chunks.Chunk, start: int, end: int) -> _Window:
-        """Holds back the records of the Xid lines in [start, end), and where that gap is."""
+    def _hold_gap(
+        self, chunk: chunks.Chunk, start: int, end: int, end_line: int | None = None
+    ) -> _Window:
+        """Holds back the records of the Xid lines in [start, end), and where that gap is
+        (`end_line`: the number of the line at `end`, when known)."""
         window = self._window = self._window or _Window()
         if start < end:
             line_no = self._line_no(chunk, start)
             gap = _Gap(chunk, start, end, line_no, self.splitter.checkpoint(), len(window.held))
             window.gaps.append(gap)
-            window.held.extend(self._xids(chunk, start, end))
+            window.held.extend(self._xids(chunk, start, end, end_line))
         return window
 
     def _anchor(
@@ -215,11 +218,11 @@ class _ChunkReader:
                 # A header: the builder drops the body lines before it. Or too far to read back.
                 yield from self.finish()
             if not header and (self._window is not None or position < start):
-                window = self._hold_gap(chunk, position, start)
+                window = self._hold_gap(chunk, position, start, line_no)
                 self._known = (start, line_no)
                 window.held.extend(self._split(text, line_no))
                 return (yield from self._held(chunk, self._region(chunk, end)))
-            yield from self._xids(chunk, position, start)
+            yield from self._xids(chunk, position, start, line_no)
         self._known = (start, line_no)
         yield from self._split(text, line_no)
         return (yield from self._region(chunk, end))
@@ -379,11 +382,15 @@ class _ChunkReader:
         self.last_line = max(self.last_line, line_no)
         return self.splitter.split(text, line_no)
 
-    def _xids(self, chunk: chunks.Chunk, low: int, high: int) -> Iterator[Record]:
-        """The Xid lines that start in [low, high) (both line starts): counted, or read."""
+    def _xids(
+        self, chunk: chunks.Chunk, low: int, high: int, high_line: int | None = None
+    ) -> Iterator[Record]:
+        """The Xid lines that start in [low, high) (both line starts): counted, or read.
+        `high_line`, the number of the line at `high` when known, saves counting a stretch's
+        newlines twice (from its start for the last Xid line, and for the line at `high`)."""
         offsets, groups = chunk.xids_between(low, high)
         if groups:
-            counted = self._count(chunk, groups)
+            counted = self._count(chunk, groups, (high, high_line) if high_line is not None else None)
             if counted is not None:
                 yield from counted
                 return
@@ -397,7 +404,9 @@ class _ChunkReader:
             if self.prefilter.wants(text):
                 yield from self._split(text, self._line_no(chunk, start))
 
-    def _count(self, chunk: chunks.Chunk, groups: list[Any]) -> list[Record] | None:
+    def _count(
+        self, chunk: chunks.Chunk, groups: list[Any], after: tuple[int, int] | None
+    ) -> list[Record] | None:
         """The first and last Xid line of each code, the last standing for the lines between.
 
         None (and the splitter as it was) when counting could differ from reading every line:
@@ -413,7 +422,7 @@ class _ChunkReader:
         records: dict[int, Record] = {}
         known = self._known
         for start, _ in picks:
-            known = (start, chunk.line_no(start, known))
+            known = (start, chunk.line_no(start, known, after))
             split = self.splitter.split(_decode(chunk.line_at(start)[0]), known[1])
             if len(split) != 1:
                 break

@@ -76,14 +76,21 @@ class Chunk(Frozen):
     def line_count(self) -> int:
         return self.newline_count + (bool(self.data) and not self.data.endswith(b"\n"))
 
-    def line_no(self, offset: int, known: tuple[int, int] | None = None) -> int:
+    def line_no(
+        self, offset: int, known: tuple[int, int] | None = None, after: tuple[int, int] | None = None
+    ) -> int:
         """Line number of the line holding `offset` (an offset within the chunk).
 
         Counts the newlines from the nearest point whose line number is known: the chunk's start,
-        its end, or `known`, an (offset, line number) pair of an earlier line of this chunk.
+        its end, `known`, an (offset, line number) pair of an earlier line of this chunk, or
+        `after`, one of a later line (counting back from it).
         """
         data = self.data
-        if known is not None and 0 <= offset - known[0] <= min(offset, len(data) - offset):
+        nearest = min(offset, len(data) - offset)
+        behind = after[0] - offset if after is not None else -1
+        if after is not None and 0 <= behind < nearest and not (known and 0 <= offset - known[0] <= behind):
+            return after[1] - data.count(b"\n", offset, after[0])
+        if known is not None and 0 <= offset - known[0] <= nearest:
             return known[1] + data.count(b"\n", known[0], offset)
         if offset <= len(data) - offset:
             return self.first_line + data.count(b"\n", 0, offset)
