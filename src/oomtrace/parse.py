@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -46,11 +45,8 @@ _OTHER_KINDS = tuple(k for k in MESSAGES if k.origin != "kernel")
 # After this many lines the anchor test goes to Hyperscan, when it is installed: one scan of a
 # line finds every anchor in it, in a sixth of the time of a Python loop of `in` tests (about 1
 # against 6 microseconds a line, measured on a crash loop's reports); importing and compiling it
-# costs more than a small log takes to read. Once a big file's scan has imported it, compiling
-# the anchors is 4 ms, what about 800 lines of the loop cost: then it takes over sooner (the
-# first 20,000 lines a crash loop's reports parse were 2 % of `list` there).
+# costs more than a small log takes to read.
 _HYPERSCAN_AFTER = 20_000
-_HYPERSCAN_IMPORTED_AFTER = 1_000
 
 
 class _Anchors:
@@ -73,9 +69,7 @@ class _Anchors:
         """The positions of the kinds whose anchors `text` holds, in registry order."""
         if self._database is None:
             self._tested += 1
-            if self._tested > _HYPERSCAN_IMPORTED_AFTER and (
-                self._tested > _HYPERSCAN_AFTER or "hyperscan" in sys.modules
-            ):
+            if self._tested > _HYPERSCAN_AFTER:
                 self._database, self._scratch = _compiled(self.table)
         if self._database:
             return self._scan(text)
