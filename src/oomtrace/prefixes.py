@@ -340,11 +340,8 @@ class LineSplitter:
             if match is None:
                 break
             cut = match.group(0)
-            message = line[len(cut) :]
-            # _after_same's tests, and the rsyslog escape `split` cuts at.
-            if len(line) > 160 and _holds_joined_lines(line):
-                break
-            if not _plain_message(message) or "#012" in message:
+            message = self._after_same(line, len(cut))
+            if message is None or "#012" in message:  # and the rsyslog escape `split` cuts at
                 break
             prefix = cut
             seconds = float(match.group(1))

@@ -86,11 +86,12 @@ class Chunk(Frozen):
         `after`, one of a later line (counting back from it).
         """
         data = self.data
-        nearest = min(offset, len(data) - offset)
-        behind = after[0] - offset if after is not None else -1
-        if after is not None and 0 <= behind < nearest and not (known and 0 <= offset - known[0] <= behind):
+        nearest = min(offset, len(data) - offset)  # from the chunk's start or end
+        forward = offset - known[0] if known is not None and known[0] <= offset else nearest + 1
+        back = after[0] - offset if after is not None and after[0] >= offset else nearest + 1
+        if after is not None and back < min(nearest, forward):
             return after[1] - data.count(b"\n", offset, after[0])
-        if known is not None and 0 <= offset - known[0] <= nearest:
+        if known is not None and forward <= nearest:
             return known[1] + data.count(b"\n", known[0], offset)
         if offset <= len(data) - offset:
             return self.first_line + data.count(b"\n", 0, offset)
