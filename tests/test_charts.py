@@ -48,7 +48,17 @@ MERMAID_BLOCK = re.compile(r"^```mermaid\n(.*?)^```$", re.S | re.M)
 GITHUB_MERMAID_LIMIT = 50_000
 # Names a log can hold that would end a Mermaid statement, open a comment, close the fence or
 # carry HTML if written as they are.
-HOSTILE = ['a"b', "x:y", "semi;colon", "%%{init}%%", "```", "<script>x</script>", "a --> b", "#35;", "tab\there"]
+HOSTILE = [
+    'a"b',
+    "x:y",
+    "semi;colon",
+    "%%{init}%%",
+    "```",
+    "<script>x</script>",
+    "a --> b",
+    "#35;",
+    "tab\there",
+]
 
 
 def _json(*args: str) -> dict[str, object]:
@@ -121,7 +131,10 @@ def test_the_run_up_is_the_timeline_against_time() -> None:
     timeline = blocks[0]
     assert "title The run-up to the kill over 3m13s" in timeline
     # The kill's second holds the invocation and the kill, as one period.
-    assert "T±0s 13#58;12#58;12 : dashboard-servi (pid 4121) invoked the OOM killer : killed llama-server" in timeline
+    assert (
+        "T±0s 13#58;12#58;12 : dashboard-servi (pid 4121) invoked the OOM killer : killed llama-server"
+        in timeline
+    )
 
 
 def test_a_lone_kill_has_no_run_up_picture() -> None:
@@ -384,8 +397,14 @@ def test_a_long_record_keeps_only_the_samples_near_its_kills(tmp_path: Path) -> 
     path = tmp_path / "record.jsonl"
     with path.open("w") as out:
         for n in range(86_400):
-            sample = {"schema": "oomtrace/1", "event": "sample", "kind": "probes", "text": "",
-                      "time": (start + timedelta(seconds=n)).isoformat(), "memavailable_kb": n}
+            sample = {
+                "schema": "oomtrace/1",
+                "event": "sample",
+                "kind": "probes",
+                "text": "",
+                "time": (start + timedelta(seconds=n)).isoformat(),
+                "memavailable_kb": n,
+            }
             out.write(json.dumps(sample) + "\n")
         out.write('{"event": "sample", "time": "soon", "memavailable_kb": -1}\n')
         late = (start + timedelta(days=1)).isoformat()
@@ -402,7 +421,10 @@ def test_a_long_record_keeps_only_the_samples_near_its_kills(tmp_path: Path) -> 
 
 def _mermaid_cli() -> tuple[str, str] | None:
     """mermaid-cli's mmdc and a chromium for it: .ci/run installs both (see .ci/run)."""
-    candidates = [os.environ.get("OOMTRACE_MMDC"), str(ROOT / ".ci" / "mermaid" / "node_modules" / ".bin" / "mmdc")]
+    candidates = [
+        os.environ.get("OOMTRACE_MMDC"),
+        str(ROOT / ".ci" / "mermaid" / "node_modules" / ".bin" / "mmdc"),
+    ]
     mmdc = next((c for c in candidates if c and os.access(c, os.X_OK)), None) or shutil.which("mmdc")
     chromium = os.environ.get("PUPPETEER_EXECUTABLE_PATH") or shutil.which("chromium")
     return (mmdc, chromium) if mmdc and chromium else None
@@ -450,7 +472,9 @@ def test_every_mermaid_block_renders_with_the_real_mermaid(tmp_path: Path) -> No
     sampled = MERMAID_BLOCK.findall(run(*WHY_RECORD, "--record", str(record), "-f", "markdown").stdout)
     blocks += [b for b in sampled if b.startswith("%%{init")]
     hostile = [mermaid.bars(Bars(name, "host", (name, "b"), (1, 2))) for name in HOSTILE]
-    hostile += [mermaid.pie(ShareChart(name, 3, (Part("other", name, 1), Part("other", "b", 2)))) for name in HOSTILE]
+    hostile += [
+        mermaid.pie(ShareChart(name, 3, (Part("other", name, 1), Part("other", "b", 2)))) for name in HOSTILE
+    ]
     blocks += [MERMAID_BLOCK.findall(h + "\n")[0] for h in hostile]
     kinds = {next(line for line in b.split("\n") if not line.startswith("%%")) for b in blocks}
     assert kinds == {"timeline", "pie", "xychart-beta"}

@@ -539,6 +539,8 @@ def test_unattended_commands_never_read_an_open_pipe(tmp_path: Path, command: st
 def test_watch_has_no_stdin_input() -> None:
     helped = run("watch", "--help")
     assert helped.exit_code == 0 and "--kernel-log" not in helped.stdout and " -k" not in helped.stdout
+
+
 @pytest.mark.parametrize("width", [50, 60, 72, 80, 100, 132])
 def test_list_never_folds_a_name_over_two_lines(width: int) -> None:
     log = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
@@ -564,6 +566,7 @@ def test_top_level_help_gives_each_command_its_whole_first_sentence() -> None:
     result = CliRunner().invoke(cli, ["--help"], env={"COLUMNS": "80"})
     commands = result.output.split("Commands:")[1].split("Examples:")[0]
     assert "..." not in commands
-    assert "Why NAME (a process name or pid) died: when, who killed it, why it, what warned first." in " ".join(
-        commands.split()
+    assert (
+        "Why NAME (a process name or pid) died: when, who killed it, why it, what warned first."
+        in " ".join(commands.split())
     )

@@ -202,7 +202,9 @@ def test_a_corrupted_compressed_big_file_keeps_the_same_lines(  # type: ignore[n
     assert fast["source"]["records"] > 1000  # the lines before the damage are all there
 
 
-def test_a_corrupted_gzip_big_file_is_refused_on_both_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_corrupted_gzip_big_file_is_refused_on_both_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # gzip checks its data only at the member's end: the lines before may be garbage (tests/test_inputs.py).
     packed = compressed_log(tmp_path, ".gz", gzip.open, monkeypatch)
     corrupted(packed)

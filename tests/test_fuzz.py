@@ -82,7 +82,6 @@ def test_fuzz_the_option_values(tmp_path: Path) -> None:
     _fuzz("fuzz_options.py", seeds, OPTIONS_RUNS, 512)
 
 
-
 def input_seeds(seeds: Path) -> None:
     """The inputs issues 23 and 26 found mishandled, each made from seed 000's report."""
     import zstandard
@@ -93,7 +92,10 @@ def input_seeds(seeds: Path) -> None:
     flipped[len(flipped) // 2] ^= 0x01
     flushed = zlib.compressobj(6, zlib.DEFLATED, 31)
     zstd = zstandard.ZstdCompressor(write_checksum=True).compress(report)
-    record = {"timeUnixNano": "1794661083118000000", "body": {"stringValue": "Out of memory: Killed process 1"}}
+    record = {
+        "timeUnixNano": "1794661083118000000",
+        "body": {"stringValue": "Out of memory: Killed process 1"},
+    }
     otlp = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record] * 40}]}]}).encode()
     for name, data in {
         "plain": report,

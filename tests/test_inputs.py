@@ -123,7 +123,9 @@ def test_xz_and_bzip2_check_as_they_go_and_keep_what_came_before(
 
 @pytest.mark.parametrize("suffix", [".xz", ".bz2"])
 @pytest.mark.parametrize("where", [0.2, 0.5, 0.8, 0.95])
-def test_a_damaged_xz_or_bzip2_gives_only_the_files_own_bytes(tmp_path: Path, suffix: str, where: float) -> None:
+def test_a_damaged_xz_or_bzip2_gives_only_the_files_own_bytes(
+    tmp_path: Path, suffix: str, where: float
+) -> None:
     # bz2.BZ2File gave a failing block's 900 KB of scrambled lines before its check failed (a
     # phantom tasks table and kill among them); lzma gave a few KB of garbage before it noticed.
     plain = generated(tmp_path, reports=8).read_bytes()
@@ -271,7 +273,9 @@ def test_latin1_and_coloured_logs_are_text(tmp_path: Path, monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-8-sig"])
-def test_utf16_and_utf32_logs_are_read(encoding: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_utf16_and_utf32_logs_are_read(
+    encoding: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # PowerShell's `>` writes UTF-16 with a byte order mark; "-le"/"-be" have none.
     log = tmp_path / "kern.log"
     log.write_bytes(SEED000.read_text().encode(encoding))
@@ -285,7 +289,9 @@ def assert_reads_as_seed000(document: Any, monkeypatch: pytest.MonkeyPatch) -> N
     assert document["warnings"]
 
 
-def test_a_log_with_cr_line_ends_is_read_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_log_with_cr_line_ends_is_read_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Before: one line of the whole file, its warnings lost.
     text = SEED000.read_text()
     log = tmp_path / "kern.log"
@@ -302,8 +308,12 @@ def otlp_export(path: Path, records_a_line: int) -> int:
     """An OpenTelemetry Collector file export of seed 000's kernel lines and noise: one request
     a line, `records_a_line` log records each. Returns the longest line's length."""
     start = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
-    messages = [line.split("kernel: ", 1)[1] for line in SEED000.read_text().splitlines() if "kernel: " in line]
-    noise = [f"audit: type=1400 apparmor=\"DENIED\" operation=\"open\" name=\"/proc/{n}/cgroup\"" for n in range(4000)]
+    messages = [
+        line.split("kernel: ", 1)[1] for line in SEED000.read_text().splitlines() if "kernel: " in line
+    ]
+    noise = [
+        f'audit: type=1400 apparmor="DENIED" operation="open" name="/proc/{n}/cgroup"' for n in range(4000)
+    ]
     stream = noise[:2000] + messages + noise[2000:]
 
     def record(i: int, message: str) -> dict[str, Any]:
@@ -322,7 +332,9 @@ def otlp_export(path: Path, records_a_line: int) -> int:
                 {
                     "resourceLogs": [
                         {
-                            "resource": {"attributes": [{"key": "host.name", "value": {"stringValue": "spark-01"}}]},
+                            "resource": {
+                                "attributes": [{"key": "host.name", "value": {"stringValue": "spark-01"}}]
+                            },
                             "scopeLogs": [{"scope": {}, "logRecords": batch}],
                         }
                     ]

@@ -233,7 +233,11 @@ def test_the_report_reads_top_down() -> None:
     tree = render(markdown)
     headings = [(h.get("level"), "".join(h.itertext()).strip()) for h in nodes(tree, "heading")]
     # The title first, then the incidents' overview, then each incident.
-    assert headings[:3] == [("1", "OOM post-incident report"), ("2", "Incidents"), ("2", "OOM kill: ds4-server (pid 124531)")]
+    assert headings[:3] == [
+        ("1", "OOM post-incident report"),
+        ("2", "Incidents"),
+        ("2", "OOM kill: ds4-server (pid 124531)"),
+    ]
     first = " ".join("".join(nodes(tree, "paragraph")[0].itertext()).split())
     # The range is the actual times, not "from the start to the end".
     assert first == "1 incident(s), 4 kill(s), from 2026-11-19 21:47:33+00:00 to 2026-11-19 21:47:35+00:00."

@@ -54,7 +54,9 @@ def _oomtrace(*args: str, shell: str = "", stdin: int | None = None) -> subproce
 
 @ROOT_ONLY
 @pytest.mark.parametrize("command", [("export", "--prom-textfile"), ("list", "-o")])
-def test_a_full_device_stays_a_device_and_the_error_is_one_line(tmp_path: Path, command: tuple[str, str]) -> None:
+def test_a_full_device_stays_a_device_and_the_error_is_one_line(
+    tmp_path: Path, command: tuple[str, str]
+) -> None:
     full = _node(tmp_path, "full", FULL)
     result = run(command[0], "-k", str(_log(tmp_path)), command[1], str(full))
     assert result.exit_code == 2
@@ -65,7 +67,9 @@ def test_a_full_device_stays_a_device_and_the_error_is_one_line(tmp_path: Path, 
 
 
 @ROOT_ONLY
-@pytest.mark.parametrize("command", [("export", "--prom-textfile"), ("list", "-o"), ("why", "llama-server", "-o")])
+@pytest.mark.parametrize(
+    "command", [("export", "--prom-textfile"), ("list", "-o"), ("why", "llama-server", "-o")]
+)
 def test_a_null_device_is_written_not_replaced(tmp_path: Path, command: tuple[str, ...]) -> None:
     null = _node(tmp_path, "null", NULL)
     result = run(*command[:-1], "-k", str(_log(tmp_path)), command[-1], str(null))
@@ -102,7 +106,9 @@ def test_a_fifo_is_written_to_its_reader(tmp_path: Path, command: tuple[str, str
 
 
 @pytest.mark.parametrize("command", [("export", "--prom-textfile"), ("list", "-o")])
-def test_a_symlink_is_followed_and_its_target_replaced_whole(tmp_path: Path, command: tuple[str, str]) -> None:
+def test_a_symlink_is_followed_and_its_target_replaced_whole(
+    tmp_path: Path, command: tuple[str, str]
+) -> None:
     target = tmp_path / "target"
     target.write_text("the previous output\n")
     target.chmod(0o600)
@@ -201,7 +207,9 @@ def test_watch_on_a_full_device_says_so_at_start(tmp_path: Path) -> None:
 
 @ROOT_ONLY
 @pytest.mark.parametrize("command", [("list",), ("why", "llama-server"), ("report", "--format", "json")])
-def test_standard_output_on_a_full_device_is_a_one_line_error(tmp_path: Path, command: tuple[str, ...]) -> None:
+def test_standard_output_on_a_full_device_is_a_one_line_error(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
     full = _node(tmp_path, "full", FULL)
     done = _oomtrace(*command, "-k", str(LOG), shell=f"> {full}")
     assert done.returncode == 2
@@ -256,7 +264,10 @@ def test_dev_fd_1_writes_through_to_the_file_the_shell_opened(tmp_path: Path) ->
         (("--tz", "0:995666666666664593"), "unknown time zone '0:995666666666664593'"),
         (("--until", "9999-12-31T3:59555555555555555555:59+0"), "cannot read the time"),  # decimal error
         # Found by fuzz/fuzz_options.py in CI: dateutil reads an offset of two days from it.
-        (("--until", "9:999-1-159:59+00:2-31T23:59:25"), "cannot read the time '9:999-1-159:59+00:2-31T23:59:25'"),
+        (
+            ("--until", "9:999-1-159:59+00:2-31T23:59:25"),
+            "cannot read the time '9:999-1-159:59+00:2-31T23:59:25'",
+        ),
     ],
 )
 def test_times_no_log_can_hold_are_one_line_errors(args: tuple[str, ...], words: str) -> None:

@@ -134,7 +134,9 @@ def _charted(words: str, style: str) -> Text:
 @given(
     width=st.integers(30, 140),
     title=st.sampled_from(["", "Timeline"]),
-    layout=st.sampled_from([_FACTS, _MEMORY, _TIMELINE, _Layout(gap=2, right=frozenset({1}), wrap_last=False)]),
+    layout=st.sampled_from(
+        [_FACTS, _MEMORY, _TIMELINE, _Layout(gap=2, right=frozenset({1}), wrap_last=False)]
+    ),
     rows=st.lists(
         st.tuples(WORDS, STYLES, st.sampled_from(["", "\t", "x\ty"]), CELL, STYLES, st.booleans()),
         min_size=1,

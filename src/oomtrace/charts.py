@@ -316,9 +316,7 @@ def kills_per_host(hosts: Sequence[tuple[str, int]]) -> Bars | None:
     ranked = sorted(hosts, key=lambda h: -h[1])
     shown, rest = ranked[:MAX_POINTS], ranked[MAX_POINTS:]
     note = f"{len(rest):,} more host(s) with {sum(n for _, n in rest):,} kill(s)" if rest else ""
-    return Bars(
-        "OOM kills per host", "host", tuple(h for h, _ in shown), tuple(n for _, n in shown), note
-    )
+    return Bars("OOM kills per host", "host", tuple(h for h, _ in shown), tuple(n for _, n in shown), note)
 
 
 def _share(part: int, whole: int) -> str:

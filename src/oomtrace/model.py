@@ -350,6 +350,7 @@ class Analysis(Frozen, dict=True):  # dict: where the cached_property lookups ar
     """Every host whose lines were read, with the first and last wall time of its log."""
     samples: tuple[ProbeSample, ...] = ()
     """The watcher's samples near the kills, from `--record` files, oldest first."""
+
     @cached_property
     def _by_id(self) -> dict[int, tuple[Episode, Incident | None]]:
         """Episode id → (episode, its incident): every format asks once per kill, so no scans."""

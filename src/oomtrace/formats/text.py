@@ -71,7 +71,11 @@ class TextFormat(Format):
                 limit = {"victim": victim_w, "trigger": trigger_w, "host": host_w - 2}[name]
                 # A name is cut with "…", never folded over two lines: JSON and `why` keep it whole.
                 table.add_column(
-                    name, justify=justify, overflow="ellipsis", no_wrap=True, width=min(width, limit)  # type: ignore[arg-type]
+                    name,
+                    justify=justify,  # type: ignore[arg-type]
+                    overflow="ellipsis",
+                    no_wrap=True,
+                    width=min(width, limit),
                 )
             else:
                 table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]

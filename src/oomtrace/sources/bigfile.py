@@ -176,9 +176,7 @@ class _ChunkReader:
         if window is not None:
             yield from window.held
 
-    def _hold_gap(
-        self, chunk: chunks.Chunk, start: int, end: int, end_line: int | None = None
-    ) -> _Window:
+    def _hold_gap(self, chunk: chunks.Chunk, start: int, end: int, end_line: int | None = None) -> _Window:
         """Holds back the records of the Xid lines in [start, end), and where that gap is
         (`end_line`: the number of the line at `end`, when known)."""
         window = self._window = self._window or _Window()
