@@ -620,3 +620,102 @@ def test_the_batch_scan_asks_the_prefilter_about_every_line_it_would_keep() -> N
     assert any(text.startswith("Node 0 Normal free:") for text in (texts[n] for n in got))
     # Hyperscan's joined scan (when installed) and the loop without it find the same parts.
     assert anchored(parts) == {n for n, part in enumerate(parts) if _holds_anchor_bytes(part)}
+
+
+def _report_records(reports: int, rows: int, gap_s: float) -> list[Record]:
+    """`reports` copies of seed 000's report (journalctl's prefix, a new victim pid each, `gap_s`
+    apart), each with `rows` extra tasks rows: a crash loop's backlog, as a follower reads it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from make_log import BOOTED, report_lines
+
+    body = report_lines()
+    row_at = next(i for i, line in enumerate(body) if line.startswith("[") and "pid" not in line) + 1
+    row = body[row_at]
+    splitter = LineSplitter("kern.log", zone=tz.UTC, year=2026)
+    records: list[Record] = []
+    number = 0
+    for report in range(reports):
+        lines = body[:row_at] + [row] * rows + body[row_at:]
+        at = BOOTED + timedelta(seconds=100 + report * gap_s)
+        for line in lines:
+            number += 1
+            text = f"{at:%b %d %H:%M:%S} gb10 kernel: {line.replace('1966928', str(2_000_000 + report))}"
+            records.extend(splitter.split(text, number))
+    return records
+
+
+def _kills_told(said: list[Notice]) -> list[int]:
+    return [n.data["story"]["episode"]["victim"]["pid"] for n in said if n.event == "kill"]
+
+
+def test_a_backlog_larger_than_the_buffer_tells_every_kill_and_holds_the_cursor() -> None:
+    """Issue 41: a restart after 600 reports of 126 lines told the last 159. Read as a catch-up
+    does (batches at one instant, the settle never reached), every kill is told once, and the
+    cursor never passes a kill not yet told."""
+    from oomtrace.watch import watcher as module
+
+    records = _report_records(600, 55, 60.0)
+    assert len(records) > 3 * module.BUFFER_MAX
+    kill_lines = [
+        (i, int(r.message.split("Killed process ")[1].split()[0]))
+        for i, r in enumerate(records)
+        if "Killed process" in r.message
+    ]
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(LOG_ONLY), UTC, "kern.log", said.append, "boot-1")
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    position = 0
+    for start in range(0, len(records), 1000):
+        chunk = tuple(records[start : start + 1000])
+        cursors = tuple(str(position + i) for i in range(len(chunk)))
+        position += len(chunk)
+        watcher.feed(Batch(chunk, str(position), cursors_before=cursors), 5.0, now)
+        told = set(_kills_told(said))
+        # The cursor is at or before the first record of the oldest kill not told.
+        first_untold = next((i for i, pid in kill_lines if i < position and pid not in told), None)
+        if first_untold is not None:
+            assert watcher.cursor is not None and int(watcher.cursor) <= first_untold
+    watcher.tick(6.0, now)
+    pids = _kills_told(said)
+    assert sorted(pids) == [2_000_000 + n for n in range(600)]
+    assert len(watcher._buffer) <= module.BUFFER_MAX + 200
+    assert watcher.cursor == str(position)
+    # Each story still has its report: the trigger and the tasks table.
+    kills = [n for n in said if n.event == "kill"]
+    assert all(n.data["story"]["episode"]["trigger"]["comm"] == "dashboard-servi" for n in kills)
+
+
+def test_a_live_loop_of_kills_faster_than_the_settle_is_told_as_it_goes() -> None:
+    """Issue 41: kills with 1,000-row tables 0.25 s apart told 20 of 40: each kill moved the
+    settle on, so nothing was told until the loop stopped, and the buffer lost the rest."""
+    from oomtrace.watch.watcher import SETTLE_MAX_S
+
+    records = _report_records(40, 1000, 0.25)
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(LOG_ONLY), UTC, "kern.log", said.append, "boot-1")
+    now = 0.0
+    told_during = 0
+    for record in records:
+        if "Killed process" in record.message:
+            now += 0.25
+        watcher.feed(Batch((record,), None), now, datetime(2026, 12, 1, tzinfo=UTC))
+        watcher.tick(now, datetime(2026, 12, 1, tzinfo=UTC))
+        if now > 2 * SETTLE_MAX_S and not told_during:
+            told_during = len(_kills_told(said))
+    assert told_during > 0  # told while the loop still ran
+    watcher.tick(now + 1, datetime(2026, 12, 1, tzinfo=UTC))
+    assert sorted(_kills_told(said)) == [2_000_000 + n for n in range(40)]
+
+
+def test_a_burst_of_two_thousand_reports_is_told_whole() -> None:
+    """Issue 41: a burst of 2,000 kills told 264 (their reports pushed each other out of the
+    buffer before the settle came)."""
+    records = _report_records(2000, 0, 1.0)
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(LOG_ONLY), UTC, "kern.log", said.append, "boot-1")
+    for start in range(0, len(records), 5000):
+        watcher.feed(
+            Batch(tuple(records[start : start + 5000]), None), 1.0, datetime(2026, 12, 1, tzinfo=UTC)
+        )
+    watcher.tick(2.0, datetime(2026, 12, 1, tzinfo=UTC))
+    assert sorted(_kills_told(said)) == [2_000_000 + n for n in range(2000)]

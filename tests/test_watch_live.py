@@ -706,3 +706,53 @@ def test_a_prom_textfile_on_a_full_disk_is_retried_not_the_end_of_the_watcher(tm
 def _memtotal_kb() -> int:
     with open("/proc/meminfo") as meminfo:
         return next(int(line.split()[1]) for line in meminfo if line.startswith("MemTotal:"))
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_stdout_on_a_full_disk_holds_the_story_and_the_cursor_until_it_is_written(tmp_path: Path) -> None:
+    """Issue 41: `watch --format jsonl >> events.jsonl` on a full disk cut the story at 4 KiB
+    with no message and saved the cursor past it; a restart never told it. Now the file keeps
+    whole lines, the failure is said once, the cursor stays before the kill, and a restart once
+    there is room tells it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    journal, boot, boot_start = _journal(tmp_path)
+    cursor = tmp_path / "cursor.json"
+    command = [sys.executable, "-m", "oomtrace", "watch", "--format", "jsonl", "--tz", "UTC"]
+    command += ["--journal-file", str(journal), "--cursor-file", str(cursor), "--warn", LOG_ONLY]
+
+    def events(path: Path) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in path.read_text().splitlines()]  # whole lines only
+
+    errors = tmp_path / "stderr.txt"
+    with small_disk(tmp_path, room=4096) as disk:
+        saved = disk / "events.jsonl"
+        with saved.open("ab") as out, errors.open("w") as err:  # `>> events.jsonl`
+            process = subprocess.Popen(command, stdout=out, stderr=err)
+        try:
+            _wait_until(lambda: saved.stat().st_size > 0, 20, "no started event")
+            _wait_until(cursor.exists, 15, "no cursor saved")
+            _append(journal, _seed("seed000_llama_server_gb10", boot, 30), boot_start)
+            # The story (over 4 KiB) cannot be written: the watcher says so and keeps going.
+            _wait_until(lambda: "standard output" in errors.read_text(), 15, "the failure not said")
+            assert "standard output is failing: No space left on device" in errors.read_text()
+            assert process.poll() is None
+            assert [e["event"] for e in events(saved)] == ["started", "warning"]  # NVRM's, small
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
+        rest = errors.read_text()
+        assert process.returncode == 0, rest
+        assert rest.count("standard output is failing") == 1, rest
+        assert "Traceback" not in rest and "internal error" not in rest
+        assert [e["event"] for e in events(saved)] == ["started", "warning"]  # never a cut line
+        (disk / "filler").unlink()
+        # The restart, from the cursor the failing story held back: the kill is told.
+        with saved.open("ab") as out:
+            process = subprocess.Popen([*command, "--duration", "3"], stdout=out, stderr=subprocess.PIPE)
+            process.communicate(timeout=60)
+        kills = [e for e in events(saved) if e["event"] == "kill"]
+        assert [k["story"]["episode"]["victim"]["pid"] for k in kills] == [1966928]

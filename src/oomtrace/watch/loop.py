@@ -3,6 +3,7 @@ notices to the sinks (terminal or JSON lines, --record, --exec), keep the cursor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import signal
@@ -31,6 +32,7 @@ from oomtrace.watch.probes import (
     trigger_spec,
     trigger_words,
 )
+from oomtrace.watch.stdout import StoryOut
 from oomtrace.watch.thresholds import Thresholds
 from oomtrace.watch.watcher import Sample, Watcher
 
@@ -75,6 +77,7 @@ class Sinks:
         self.console = console
         self.stream = stream
         self.say = say
+        self.out = StoryOut(stream, say)
         self.record = Record(options.record_file, say) if options.record_file else None
         self.hook = Hook(options.exec_command, options.exec_timeout_s) if options.exec_command else None
         self.metrics = None
@@ -91,7 +94,7 @@ class Sinks:
     @property
     def behind(self) -> bool:
         """Something told is not yet in every file: the cursor must not pass it."""
-        return self._metrics_due or (self.record is not None and self.record.behind)
+        return self._metrics_due or self.out.behind or (self.record is not None and self.record.behind)
 
     def __call__(self, notice: Notice) -> None:
         if self.record is not None:
@@ -110,24 +113,32 @@ class Sinks:
             self._metrics_due = True
             self._write_metrics()
         if self.options.output == "jsonl":
-            self.stream.write(json.dumps(notice.to_json(), ensure_ascii=False) + "\n")
-            self.stream.flush()
-        elif notice.event == "started":
-            pass  # said on stderr, where progress goes
-        elif notice.event == "kill" and notice.view is not None:
-            self.console.print()
-            TextFormat(self.console).why(None, notice.view)  # type: ignore[arg-type]
-            self.console.print()
-        else:
-            when = notice.time.strftime("%H:%M:%S")
-            line = f"{when} {notice.event} {notice.kind}: {notice.text}"
-            if notice.meaning:
-                line += f" \u2014 {notice.meaning}"
-            self.console.print(Text(inert(line), style=_STYLES.get(notice.event, "")))
-        self.console.file.flush()
+            self.out.write(json.dumps(notice.to_json(), ensure_ascii=False) + "\n")
+        elif notice.event != "started":  # "started" is said on stderr, where progress goes
+            self.out.write(self._text(notice))
+
+    def _text(self, notice: Notice) -> str:
+        """The notice as the terminal shows it, made whole before any of it is written."""
+        with self.console.capture() as captured:
+            if notice.event == "kill" and notice.view is not None:
+                self.console.print()
+                TextFormat(self.console).why(None, notice.view)  # type: ignore[arg-type]
+                self.console.print()
+            else:
+                when = notice.time.strftime("%H:%M:%S")
+                line = f"{when} {notice.event} {notice.kind}: {notice.text}"
+                if notice.meaning:
+                    line += f" \u2014 {notice.meaning}"
+                self.console.print(Text(inert(line), style=_STYLES.get(notice.event, "")))
+        text = captured.get()
+        if self.console.is_terminal:
+            return text
+        # Piped or saved: no trailing blanks to diff or grep past (as `why` prints).
+        return "\n".join(line.rstrip(" ") for line in text.split("\n"))
 
     def retry(self) -> None:
         """Files that failed, tried again."""
+        self.out.retry()
         if self.record is not None:
             self.record.retry()
         if self._metrics_due:
@@ -153,6 +164,8 @@ class Sinks:
             self._write_metrics()
 
     def close(self) -> None:
+        with contextlib.suppress(BrokenPipeError):
+            self.out.flush()
         if self.hook is not None:
             self.hook.close()
         if self.record is not None:

@@ -32,8 +32,21 @@ from oomtrace.watch.thresholds import Thresholds
 
 # After a kill line, the story waits this long for the rest of the report (the reaper's line).
 SETTLE_S = 0.3
+# Each kill line moves the settle on, but never past this long after the first kill not yet
+# told: a loop of kills 0.25 s apart is told as it goes, not when it stops.
+SETTLE_MAX_S = 2.0
 # The records kept to tell a story: a report, the warnings of the hour before it, and room.
+# Only records of stories already told (or of none) leave it: a report not yet told stays whole,
+# and its kills are told before the buffer would lose any of it.
 BUFFER_MAX = 20_000
+# One report not yet told (a header, a tasks table, no kill line yet) keeps this many records at
+# most: a hostile or broken log can make a report of a million lines. Past it its body lines
+# are counted, not kept; its kill line and summary always are.
+REPORT_RECORDS_MAX = 200_000
+# Kills waiting in the buffer are told once this many have come, settled or not: a story is
+# made from the buffer's records, and a burst of thousands of kills would otherwise be more
+# than one analysis keeps whole (episodes.KEPT_LAST).
+UNTOLD_MAX = 200
 # A warning from the log is said to have cleared once not seen again for this long. Silence is
 # weak evidence (the driver stops repeating; memory stays short: seed 000's kill came 3 minutes
 # after its last NV_ERR_NO_MEMORY), so the wait is long.
@@ -80,6 +93,8 @@ class _Hold(Frozen):
 
     cursor: str | None
     since: float
+    first: int
+    """The buffer position (records appended before it) of the first record the story needs."""
 
 
 class _Told(Frozen):
@@ -142,7 +157,14 @@ class Watcher:
         self.emit = emit
         self.boot_id = boot_id
         self.started = started
-        self._buffer: deque[Record] = deque(maxlen=BUFFER_MAX)
+        self._buffer: deque[Record] = deque()
+        self._appended = 0
+        """Records ever put in the buffer: the position of the next one."""
+        self._untold = 0
+        """Kill lines read since the last story was told."""
+        self._settle_deadline: float | None = None
+        self.body_dropped = 0
+        """Report lines not kept because one report not yet told passed REPORT_RECORDS_MAX."""
         # What the probes saw, warning or not: a live story draws its half hour before the kill
         # (a --record file keeps samples only while a warning is active).
         self._samples: deque[ProbeSample] = deque(maxlen=SAMPLES_MAX)
@@ -188,32 +210,75 @@ class Watcher:
                 continue  # noise: no event, nothing kept (a follower may have dropped it already)
             before = (befores[index] if index < len(befores) else None) or self._cursor
             event = parse_record(record)
-            self._keep(record, event)
+            kill = _is_kill(event)
+            if kill and self._untold >= UNTOLD_MAX:
+                self._tell(now, wall)  # before this kill: the ones waiting are a story's worth
+            position = self._appended
+            self._keep(record, event, now, wall, essential=kill or not _body_line(event))
             if isinstance(event, ev.EarlyWarning):
                 if self.thresholds.kernel and event.kind != "lost-messages":
                     self._kernel_warning(event, now, wall)
             elif isinstance(event, ev.OomInvoked):
-                self._open = self._open or _Hold(before, now)
-            elif _is_kill(event):
-                self._hold = self._hold or self._open or _Hold(before, now)
+                self._open = self._open or _Hold(before, now, position)
+            elif kill:
+                self._hold = self._hold or self._open or _Hold(before, now, position)
                 self._open = None
-                self._due = now + SETTLE_S
+                self._untold += 1
+                if self._settle_deadline is None:
+                    self._settle_deadline = now + SETTLE_MAX_S
+                self._due = min(now + SETTLE_S, self._settle_deadline)
         self._cursor = batch.cursor or self._cursor
 
-    def _keep(self, record: Record, event: ev.Event | None = None) -> None:
+    def _keep(
+        self,
+        record: Record,
+        event: ev.Event | None,
+        now: float,
+        wall: datetime,
+        *,
+        essential: bool = True,
+    ) -> None:
         """Into the story's buffer. A warning repeated line after line (a driver's Xid chatter,
         thousands a second) is kept as two records, its first and its latest with the ones
-        between counted (`Record.repeats`), so that it cannot push the rest out of the buffer."""
+        between counted (`Record.repeats`), so that it cannot push the rest out of the buffer.
+        A full buffer lets go of its oldest records, never of a story not yet told: its kills
+        are told first, and only one report still without its kill line may grow past it."""
         key = (event.kind, event.key) if isinstance(event, ev.EarlyWarning) else None
         if key is not None and key == self._tail_key and self._tail_run >= 2:
             last = self._buffer[-1]
             self._buffer[-1] = replace(record, repeats=last.repeats + 1)
             return
+        start = self._story_start()
+        if not essential and start is not None and self._appended - start >= REPORT_RECORDS_MAX:
+            self.body_dropped += 1
+            return
         self._tail_run = self._tail_run + 1 if key is not None and key == self._tail_key else 1
         self._tail_key = key
         self._buffer.append(record)
+        self._appended += 1
+        if len(self._buffer) > BUFFER_MAX:
+            self._make_room(now, wall)
         if not len(self._buffer) % 1024:
             self._forget_old()
+
+    def _story_start(self) -> int | None:
+        """The buffer position of the first record a story not yet told needs."""
+        hold = self._hold or self._open
+        return hold.first if hold is not None else None
+
+    def _make_room(self, now: float, wall: datetime) -> None:
+        """Drop the oldest records down to BUFFER_MAX; where one belongs to a story not yet
+        told, its kills are told first (settled or not: a late reaper line is the price)."""
+        start = self._story_start()
+        oldest = self._appended - len(self._buffer)
+        if start is not None and oldest >= start and self._hold is not None:
+            self._tell(now, wall)
+            start = self._story_start()
+        excess = len(self._buffer) - BUFFER_MAX
+        if start is not None:
+            excess = min(excess, start - oldest)
+        for _ in range(max(0, excess)):
+            self._buffer.popleft()
 
     def _forget_old(self) -> None:
         """Records more than an hour older than the newest: no story reaches back that far."""
@@ -221,9 +286,12 @@ class Watcher:
         if newest is None:
             return
         horizon = newest.timestamp() - LOOKBACK_S
+        start = self._story_start()
         while (
             self._buffer and self._buffer[0].stamp.wall and self._buffer[0].stamp.wall.timestamp() < horizon
         ):
+            if start is not None and self._appended - len(self._buffer) >= start:
+                break  # a story not yet told needs it, however old
             self._buffer.popleft()
 
     def _kernel_warning(self, event: ev.EarlyWarning, now: float, wall: datetime) -> None:
@@ -410,7 +478,7 @@ class Watcher:
             own = Record(
                 self.source_name, self._line, text, f"warning {kind}: {text}", _stamp(wall), "oomtrace-watch"
             )
-            self._keep(own)
+            self._keep(own, None, now, wall)
             notice_lines = (_line_json(own),)
         self.emit(Notice("warning", kind, wall, text, meaning, dict(data or {}), notice_lines))
 
@@ -455,10 +523,16 @@ class Watcher:
         self._say_rises(now, final=True)
 
     def _tell(self, now: float, wall: datetime) -> None:
+        self._due = self._settle_deadline = None
+        self._untold = 0
         # The hour before the newest record is what a story can use (a kill read while catching
         # up after a restart is as old as its records, not as the clock).
         self._forget_old()
-        analysis = analyze([_Buffer(self.source_name, list(self._buffer), tuple(self._samples))])
+        records = list(self._buffer)
+        if self._open is not None:
+            # A report begun since the last kill line has no kill yet: not this story's.
+            del records[max(0, self._open.first - (self._appended - len(self._buffer))) :]
+        analysis = analyze([_Buffer(self.source_name, records, tuple(self._samples))])
         for episode in analysis.episodes:
             key = self._key(episode)
             if key in self._told:
@@ -502,6 +576,15 @@ class Watcher:
 def _sampled(kind: str) -> bool:
     """Sampled warnings clear by their figure, not by silence."""
     return kind in ("psi-some", "psi-full", "memavail", "zero-in") or kind.startswith("cgroup-psi:")
+
+
+def _body_line(event: ev.Event | None) -> bool:
+    """A line of a report's bulk (a tasks row, a call frame, a Mem-Info line, or one of no
+    event): what an over-long report lets go of first."""
+    return event is None or isinstance(event, _BODY_LINES)
+
+
+_BODY_LINES = (ev.TaskRow, ev.CallFrame, ev.Counters, ev.ZoneLine, ev.NodeLine, ev.MemcgStat)
 
 
 def _is_kill(event: ev.Event | None) -> bool:
