@@ -785,3 +785,24 @@ def test_a_header_quoted_after_its_kill_is_that_kills_header(tmp_path: Path) -> 
     text = f"[ 5864.708440] {KILL}\n[ 5864.708900] {HEADER}\n[ 5864.709000] Mem-Info:\n"
     first, second = facts(tmp_path, text)[0]
     assert first["trigger"] is None and second["trigger"]["comm"] == "dashboard-servi"
+
+
+def test_a_header_after_a_kill_with_its_report_before_it_opens_the_next_report(tmp_path: Path) -> None:
+    """Issue 38: in a cascade the kernel prints the next report's header at once after a kill.
+    A kill with its report body before it (Mem-Info, the tasks table) is complete: the header
+    after it is the next report's, not the kill's. Here the RHEL 6 fixture's report, cut before
+    its header (as a paste that starts mid-report), then the next report's header."""
+    lines = (ROOT / "fixtures" / "rhel6_2.6.32_messages" / "kernel.log").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith("kernel: Mem-Info:"))
+    kill = next(i for i, line in enumerate(lines) if "Killed process 4417" in line)
+    header = "Mar  3 02:14:07 db01 kernel: named invoked oom-killer: gfp_mask=0x201da, order=0, oom_adj=0, oom_score_adj=0"
+    text = "\n".join([*lines[start : kill + 1], header]) + "\n"
+    episodes, _ = facts(tmp_path, text)
+    assert [(_actual(e, "victim"), _actual(e, "trigger")) for e in episodes] == [
+        ("java", None),
+        (None, "named"),
+    ]
+    # A kill line alone, the header quoted after it: still that kill's (a write-up's order).
+    text = f"{lines[kill]}\n{header}\n"
+    (episode,), _ = facts(tmp_path, text)
+    assert (_actual(episode, "victim"), _actual(episode, "trigger")) == ("java", "named")

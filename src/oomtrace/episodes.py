@@ -1141,10 +1141,16 @@ def _shared_frame(function: str, module: str | None, reliable: bool) -> Frame:
 def _header_quoted_after_kill(kill_draft: _Draft, header_draft: _Draft) -> bool:
     """Is a report of nothing but its header the header of the kill just before it? A write-up
     may quote `Out of memory: Killed process ...` first and `X invoked oom-killer` next. Only
-    when the kill's report has no header, the header is the next line, at the same second, and
-    nothing followed it (a header with a body or a kill of its own is a report of its own)."""
+    when the kill line is all there is of its report, the header is the next line, at the same
+    second, and nothing followed it (a header with a body or a kill of its own is a report of its
+    own). A kill with its report before it (tasks rows, Mem-Info, an `oom-kill:` summary) is
+    complete: in a cascade the next report's header follows it at once (RHEL 6's `Killed process
+    1153, UID 0, (sniproxy)` then `named invoked oom-killer`), and is that report's."""
     header = header_draft.header
-    if header is None or kill_draft.kill is None or kill_draft.header is not None:
+    kill = kill_draft.kill
+    if header is None or kill is None or kill_draft.header is not None:
+        return False
+    if not kill_draft.events or kill_draft.events[0] is not kill:
         return False
     if header_draft.events != [header] or kill_draft.source != header_draft.source:
         return False
