@@ -2,25 +2,57 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 
-from tests.realworld.score import CASES, score_all, score_case
+from tests.realworld.score import BASELINE, CASES, CaseScore, score_all, score_case
 
-# The total share of facts right on tests/realworld/cases (docs/sources.md, "Real pastes"). A change that
-# lowers it fails here; one that raises it should raise this too.
-MIN_SHARE = 0.94
+# The total share of facts right on tests/realworld/cases (docs/sources.md, "Real pastes"). A case
+# added lowers it honestly; what a change must not do is lose a fact another case read right
+# (the baseline test below).
+MIN_SHARE = 0.89
+
+# Pastes oomtrace cannot read yet, each a named limit (issue 38): the day one is read, the test
+# below fails until it leaves this list.
+REFUSED = {
+    "paste-earlyoom-kill-failed-glued-no-newline": "earlyoom's kill glued behind a prompt, no prefix",
+    "user2-android-arc-kmsg-raw-comment-wrapped": "lowmemorykiller lines inside C++ comments",
+    "user2-android-blog-lmk-caller-comm-table-pipes": "lowmemorykiller lines in a Markdown table",
+    "user2-k3s-describe-node-systemoom-x4-over": "kubectl describe node: SystemOOM events",
+    "user2-k8s-cgroupoom-event-victim-process-pid": "kubelet's OOM event, no kernel line",
+    "user2-k8s-describe-last-state-oomkilled-only": "kubectl describe pod: Reason: OOMKilled",
+    "user2-k8s-describe-node-systemoom-x3-no-victim": "kubectl describe node: SystemOOM events",
+    "user2-k8s-get-pods-oomkilled-status": "kubectl get pods: OOMKilled status",
+    "user2-k8s-kubelet-status-json-oom-killed-2014": "kubelet's JSON status: OOMKilled",
+    "user2-nohang-logfile-comma-ms-top-table-no-kill": "nohang's own log file",
+}
 
 
-def test_no_case_is_refused_and_the_total_holds() -> None:
-    scores = score_all()
-    assert len(scores) >= 60
-    refused = [(s.name, s.refused) for s in scores if s.refused]
-    assert refused == []
+@functools.cache
+def _scores() -> tuple[CaseScore, ...]:
+    return tuple(score_all())
+
+
+def test_no_case_is_refused_but_the_named_limits_and_the_total_holds() -> None:
+    scores = _scores()
+    assert len(scores) >= 160
+    refused = {s.name for s in scores if s.refused}
+    assert refused == set(REFUSED)
     right = sum(s.right for s in scores)
     total = sum(s.total for s in scores)
     assert right / total >= MIN_SHARE, f"{right}/{total}"
+
+
+def test_no_fact_read_right_before_is_lost() -> None:
+    """Every case against its own baseline, fact by fact: a fix for one shape must not change
+    another's answer. After a change that reads more, `score.py --write-baseline` raises it."""
+    baseline = json.loads(BASELINE.read_text())
+    scores = _scores()
+    assert {s.name for s in scores} == set(baseline), "a case without a baseline: --write-baseline"
+    lost = {s.name: sorted(set(baseline[s.name]) - set(s.facts_right)) for s in scores}
+    assert {name: facts for name, facts in lost.items() if facts} == {}
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir()), ids=str)
@@ -29,7 +61,7 @@ def test_every_case_names_its_source_and_its_facts(case: str) -> None:
     assert expected["source"].startswith("http")
     assert isinstance(expected["episodes"], list)
     assert (CASES / case / "input.txt").stat().st_size > 0
-    assert score_case(CASES / case).refused is None
+    assert (score_case(CASES / case).refused is None) == (case not in REFUSED)
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir()), ids=str)
@@ -38,6 +70,11 @@ def test_every_command_and_format_tells_every_case(case: str) -> None:
     from tests.conftest import run
 
     log = str(CASES / case / "input.txt")
+    if case in REFUSED:  # a named limit: refused in one line, with the documented exit code
+        refused = run("list", "-k", log)
+        assert refused.exit_code == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.output
+        assert "Traceback" not in refused.output and "internal error" not in refused.output
+        return
     listed = run("list", "-k", log, "--format", "json", "--tz", "UTC")
     assert listed.exit_code == 0, listed.output
     episodes = json.loads(listed.stdout)["episodes"]
