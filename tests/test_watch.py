@@ -719,3 +719,26 @@ def test_a_burst_of_two_thousand_reports_is_told_whole() -> None:
         )
     watcher.tick(2.0, datetime(2026, 12, 1, tzinfo=UTC))
     assert sorted(_kills_told(said)) == [2_000_000 + n for n in range(2000)]
+
+
+@pytest.mark.parametrize("how", ["time limit", "watcher stops"])
+def test_a_hooks_background_child_is_ended_with_its_group_after_the_hook_exits(
+    tmp_path: Path, how: str
+) -> None:
+    """Issue 41: `--exec 'sleep 1004 & exit 0'` left the sleep running after the hook and the
+    watcher. The hook's time limit and the watcher's stop end the group the hook leaves."""
+    pid_file = tmp_path / "pgid"
+    hook = Hook(f"echo $$ > {pid_file}; sleep 1004 & exit 0", 60 if how == "watcher stops" else 0.5)
+    hook.send(Notice("kill", "kernel-oom", datetime.now(UTC), "llama-server"))
+    pgid = int(_wait_for(pid_file))
+    time.sleep(0.3)
+    assert _group_alive(pgid), "the background sleep is running (the hook itself has exited)"
+    if how == "watcher stops":
+        hook.close(wait_s=0.2)
+    deadline = time.monotonic() + 10
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _group_alive(pgid), "the hook's background child outlived its group's end"
+    assert hook.failures == 0  # the hook itself succeeded: nothing to say
+    if how == "time limit":
+        hook.close()

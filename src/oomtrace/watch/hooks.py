@@ -27,13 +27,16 @@ KEEP_BYTES = 4096
 AFTER_EXIT_S = 0.2
 # A group sent SIGTERM (the watcher is stopping) has this long before SIGKILL.
 TERM_GRACE_S = 1.0
+# While a hook's children outlive it, the hook's thread looks at them this often.
+LINGER_CHECK_S = 0.5
 
 
 class Hook:
     """Runs CMD through /bin/sh with the notice as JSON on stdin and its event in
     OOMTRACE_EVENT (its kind in OOMTRACE_KIND). One at a time, each in a process group of its
-    own, which is ended at its time limit and when the watcher stops; the first failure of
-    each sort is said on stderr, the rest counted."""
+    own, which is ended at its time limit and when the watcher stops, children it left in the
+    background (`cmd & exit 0`) too; the first failure of each sort is said on stderr, the rest
+    counted."""
 
     def __init__(self, command: str, timeout_s: float = 10.0) -> None:
         self.command = command
@@ -43,6 +46,9 @@ class Hook:
         self._said: set[str] = set()
         self._queue: queue.Queue[Notice | None] = queue.Queue(QUEUE_MAX)
         self._running: subprocess.Popen[bytes] | None = None
+        # Groups of hooks that exited leaving children behind (`cmd & exit 0`), each with the
+        # end of its hook's time limit: the limit is the group's, not only its shell's.
+        self._lingering: list[tuple[int, float]] = []
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="oomtrace-exec", daemon=True)
         self._thread.start()
@@ -67,16 +73,35 @@ class Hook:
             if running is not None:
                 _end_group(running, signal.SIGTERM)
             self._thread.join(TERM_GRACE_S + 1)
+        self._end_lingering(at_stop=True)
 
     def _run(self) -> None:
         while not self._stopping.is_set():
-            notice = self._queue.get()
+            self._end_lingering()
+            try:
+                notice = self._queue.get(timeout=LINGER_CHECK_S if self._lingering else None)
+            except queue.Empty:
+                continue
             if notice is None:
                 return
             try:
                 self._call(notice)
             except Exception as error:
                 self._fail("error", f"--exec: {type(error).__name__}: {error}")
+
+    def _end_lingering(self, *, at_stop: bool = False) -> None:
+        """Children a hook left running past its time limit (or the watcher stopping) are ended
+        with their group, as a hook still running then would be."""
+        now = time.monotonic()
+        waiting = []
+        for pgid, deadline in self._lingering:
+            if not _group_alive(pgid):
+                continue
+            if at_stop or now >= deadline:
+                _end_group_id(pgid)
+            else:
+                waiting.append((pgid, deadline))
+        self._lingering = waiting
 
     def _call(self, notice: Notice) -> None:
         environment = {**os.environ, "OOMTRACE_EVENT": notice.event, "OOMTRACE_KIND": notice.kind}
@@ -94,10 +119,13 @@ class Hook:
             self._fail("start", f"--exec cannot start: {error.strerror}")
             return
         self._running = process
+        deadline = time.monotonic() + self.timeout_s
         try:
-            said = _drain(process, payload, time.monotonic() + self.timeout_s)
+            said = _drain(process, payload, deadline)
         finally:
             self._running = None
+        if process.poll() is not None and _group_alive(process.pid):
+            self._lingering.append((process.pid, deadline))
         if process.poll() is None:
             _end_group(process, signal.SIGKILL)
             if not self._stopping.is_set():
@@ -220,6 +248,27 @@ def _feed(process: subprocess.Popen[bytes], payload: bytes) -> bytes:
     except (BrokenPipeError, OSError):
         return b""
     return payload[written:]
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _end_group_id(pgid: int) -> None:
+    """A group whose leader has exited: SIGTERM, then SIGKILL for what outlives the grace."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + TERM_GRACE_S
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def _end_group(process: subprocess.Popen[bytes], first: signal.Signals) -> None:
