@@ -404,6 +404,7 @@ def test_chunks_match_a_naive_reading(
 
 
 REALWORLD = ROOT / "tests" / "realworld" / "cases"
+from tests.realworld.score import REFUSED  # noqa: E402
 
 
 @pytest.mark.parametrize("case", [p.name for p in sorted(REALWORLD.iterdir())])
@@ -412,6 +413,13 @@ def test_fast_path_equals_full_read_on_real_pastes(case: str, monkeypatch: pytes
     # wrapped kill line's rest and a line behind an unknown prefix are found there too.
     monkeypatch.setattr(bigfile, "HEAD_LINES", 2)
     log = REALWORLD / case / "input.txt"
+    if case in REFUSED:  # a named limit: both paths refuse it alike
+        refusals = []
+        for fast_path in (True, False):
+            monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", "0" if fast_path else str(1 << 60))
+            refusals.append(run("list", "-k", str(log), "-f", "json").exit_code)
+        assert refusals == [2, 2]
+        return
     fast, full = listing(log, True, monkeypatch), listing(log, False, monkeypatch)
     assert fast["episodes"] == full["episodes"]
     assert fast["warnings"] == full["warnings"]
