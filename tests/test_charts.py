@@ -4,6 +4,7 @@ block parsed and rendered by the real Mermaid (mermaid-cli under Debian's chromi
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import re
@@ -113,6 +114,11 @@ LONE_KILL = (
 )
 
 
+def _kind(block: str) -> str:
+    """A Mermaid block's diagram line, after its %%{init}%% configuration."""
+    return next(line for line in block.split("\n") if not line.startswith("%%"))
+
+
 def test_no_mem_info_no_picture() -> None:
     document = json.loads(run("why", "worker", "-k", "-", "--format", "json", input=LONE_KILL).stdout)
     assert document["charts"]["memory"] is None
@@ -127,9 +133,10 @@ def test_the_run_up_is_the_timeline_against_time() -> None:
     assert events[0]["kind"] == "warning" and "NV_ERR_NO_MEMORY" in events[0]["text"]
     markdown = run("why", "llama-server", "-k", str(SEED000), "--tz", "UTC", "-f", "markdown").stdout
     blocks = MERMAID_BLOCK.findall(markdown)
-    assert [b.split("\n", 1)[0] for b in blocks] == ["timeline", "pie"]
+    assert [_kind(b) for b in blocks] == ["timeline", "pie"]
     timeline = blocks[0]
-    assert "title The run-up to the kill over 3m13s" in timeline
+    # The title says the span it shows: the warning 3m13s before, the reaper 1s after.
+    assert "title The run-up to the kill#58; 3m13s before it and 1s after" in timeline
     # The kill's second holds the invocation and the kill, as one period.
     assert (
         "T±0s 13#58;12#58;12 : dashboard-servi (pid 4121) invoked the OOM killer : killed llama-server"
@@ -165,7 +172,7 @@ def test_a_report_of_many_kills_draws_kills_over_time(tmp_path: Path) -> None:
     assert sum(counts) == document["counts"]["kills"] == 300  # type: ignore[index]
     assert len(counts) <= MAX_POINTS and chart["axis"] == "6 hours"
     markdown = run("report", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "markdown").stdout
-    (bars,) = [b for b in MERMAID_BLOCK.findall(markdown) if b.startswith("xychart-beta")]
+    (bars,) = [b for b in MERMAID_BLOCK.findall(markdown) if _kind(b).startswith("xychart-beta")]
     assert f"bar [{', '.join(str(n) for n in counts)}]" in bars
     assert all(len(b) < GITHUB_MERMAID_LIMIT for b in MERMAID_BLOCK.findall(markdown))
     text = run("report", "-k", str(log), "--tz", "UTC", "--year", "2026").stdout
@@ -230,7 +237,7 @@ def test_list_by_host_draws_kills_per_host(tmp_path: Path) -> None:
     assert sorted(b["label"] for b in bars) == ["spark-01", "spark-02", "spark-03"]
     assert all(b["count"] == 1 for b in bars)
     markdown = run("list", "--by-host", "-k", str(export), "-f", "markdown").stdout
-    assert MERMAID_BLOCK.findall(markdown)[0].startswith("xychart-beta")
+    assert _kind(MERMAID_BLOCK.findall(markdown)[0]) == "xychart-beta horizontal"
 
 
 # --- the watcher's samples, read back from its --record file -----------------------------------
@@ -476,8 +483,8 @@ def test_every_mermaid_block_renders_with_the_real_mermaid(tmp_path: Path) -> No
         mermaid.pie(ShareChart(name, 3, (Part("other", name, 1), Part("other", "b", 2)))) for name in HOSTILE
     ]
     blocks += [MERMAID_BLOCK.findall(h + "\n")[0] for h in hostile]
-    kinds = {next(line for line in b.split("\n") if not line.startswith("%%")) for b in blocks}
-    assert kinds == {"timeline", "pie", "xychart-beta"}
+    kinds = {_kind(b) for b in blocks}
+    assert kinds == {"timeline", "pie", "xychart-beta", "xychart-beta horizontal"}
     svgs = _render(blocks, tmp_path)
     # The hostile labels reach the picture as text, decoded, never as markup.
     script = svgs[-len(HOSTILE)].read_text()
@@ -490,3 +497,83 @@ def test_two_watchers_samples_at_the_same_second_are_both_counted() -> None:
     samples = [ProbeSample(t, 1 << 20, 10.0, 1.0, None) for t in times]
     trace = samples_trace(samples, KILL_TIME, ())
     assert trace is not None and trace.samples == 120 and trace.left_out == 0
+
+
+_SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _axis_texts(svg: Path, axis: str) -> list[tuple[str, float, float, float]]:
+    """(text, x, y, font size) of each label of one axis group of a rendered xychart."""
+    import xml.etree.ElementTree as ET
+
+    found = []
+    for group in ET.parse(svg).getroot().iter(f"{_SVG}g"):
+        if group.get("class") == axis:
+            for text in group.iter(f"{_SVG}text"):
+                x, y = re.findall(r"[-\d.]+", text.get("transform", ""))[:2]
+                found.append((text.text or "", float(x), float(y), float(text.get("font-size", "14"))))
+    return found
+
+
+def _contrast(colour: str, background: str) -> float:
+    """WCAG's contrast ratio of two #rrggbb colours."""
+
+    def luminance(value: str) -> float:
+        channels = [int(value[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(colour), luminance(background)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_the_bar_charts_read_when_the_real_mermaid_draws_them(tmp_path: Path) -> None:
+    """Issue 39: from about 7 bars the x labels overlapped into one strip, a chart of 3 kills had
+    ticks of 0.2 kills, and the bars were near-white. Rendered by mermaid-cli and measured in
+    the SVG: every label whole and apart from the next, whole-number ticks, bars that stand out
+    on GitHub's light and dark pages (3:1, WCAG's figure for graphics); the pie's slices too."""
+    start = datetime(2026, 11, 14, 12, tzinfo=UTC)
+    charts = [
+        kills_over_time([start + timedelta(hours=6 * n, minutes=m) for n in range(7) for m in range(n + 1)]),
+        kills_over_time([start, start + timedelta(minutes=1), start + timedelta(minutes=2)]),
+        kills_per_host([(f"gpu-node-{n:02d}.cluster.example.com", n) for n in range(1, 31)]),
+    ]
+    blocks = [MERMAID_BLOCK.findall(mermaid.bars(c) + "\n")[0] for c in charts if c is not None]
+    markdown = run("why", "llama-server", "-k", str(SEED000), "--tz", "UTC", "-f", "markdown").stdout
+    (pie,) = [b for b in MERMAID_BLOCK.findall(markdown) if _kind(b) == "pie"]
+    svgs = _render([*blocks, pie], tmp_path)
+    for chart, svg in zip(charts, svgs, strict=False):
+        assert chart is not None
+        labels = _axis_texts(svg, "left-axis")
+        assert [text for text, *_ in labels] == list(chart.labels)  # every label, whole
+        ys = [y for _, _, y, _ in labels]
+        size = labels[0][3]
+        assert all(b - a >= size for a, b in itertools.pairwise(ys)), ys  # rows apart
+        ticks = [text for text, *_ in _axis_texts(svg, "top-axis") if text != "kills"]  # its title
+        assert ticks and all(re.fullmatch(r"\d+", t) for t in ticks), " ".join(ticks)  # whole kills
+        fills = set(re.findall(r'<rect[^>]*fill="(#[0-9a-fA-F]{6})"', svg.read_text())) - {"#ffffff"}
+        assert fills and all(_contrast(f, "#ffffff") >= 3 and _contrast(f, "#0d1117") >= 3 for f in fills)
+    slices = re.findall(r'<path[^>]*class="pieCircle"[^>]*', svgs[-1].read_text())
+    colours = [re.search(r'fill="(#[0-9a-fA-F]{6})"', s) for s in slices]
+    assert colours and all(c is not None for c in colours)
+    for found in colours:
+        assert found is not None
+        assert _contrast(found[1], "#ffffff") >= 3 and _contrast(found[1], "#0d1117") >= 3
+
+
+def test_a_run_up_with_nothing_before_the_kill_draws_nothing_and_titles_say_their_span() -> None:
+    """Issue 39: "The run-up to the kill over 0.0s" when nothing came before it (a crash loop's
+    report: header and kill at one second), and "over 2.2s" for a chart that also showed T+30s."""
+    log = (
+        "[  100.000000] "
+        + "\n[  100.000100] ".join(
+            [
+                "worker invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0",
+                "Out of memory: Killed process 42 (worker) total-vm:1000kB, anon-rss:500kB, file-rss:0kB, "
+                "shmem-rss:0kB, UID:0 pgtables:8kB oom_score_adj:0",
+            ]
+        )
+        + "\n"
+    )
+    document = json.loads(run("why", "worker", "-k", "-", "--format", "json", input=log).stdout)
+    assert document["charts"]["run_up"] is None

@@ -197,8 +197,10 @@ def memory_chart(memory: MemoryPicture | None) -> ShareChart | None:
 
 
 def run_up(entries: Sequence[TimelineEntry]) -> RunUp | None:
-    """The story's timeline against time; None for a lone kill, which a picture adds nothing to."""
-    if len(entries) < 2:
+    """The story's timeline against time; None where nothing came before the kill (a lone kill,
+    or its report's own lines at T±0s), which a picture adds nothing to."""
+    offsets = [e.offset_s for e in entries if e.offset_s is not None]
+    if len(entries) < 2 or not any(relative(o) != relative(0.0) and o < 0 for o in offsets):
         return None
     kept = list(entries)
     left_out = 0
@@ -209,9 +211,12 @@ def run_up(entries: Sequence[TimelineEntry]) -> RunUp | None:
         left_out = len(kept) - MAX_POINTS
         kept = [kept[i] for i in chosen]
     events = tuple(Event(relative(e.offset_s), timeline_clock(e.moment), e.kind, e.short) for e in kept)
-    first = entries[0].offset_s
-    span = f" over {duration(abs(first))}" if first is not None and first < 0 else ""
-    return RunUp(f"The run-up to the kill{span}", events, left_out)
+    # The title says the span the picture shows: from its first record to its last.
+    shown = [e.offset_s for e in kept if e.offset_s is not None]
+    title = f"The run-up to the kill: {duration(-min(shown))} before it"
+    if max(shown) > 0 and relative(max(shown)) != relative(0.0):
+        title += f" and {duration(max(shown))} after"
+    return RunUp(title, events, left_out)
 
 
 # A line of samples has at most this many points; the interval each stands for is the shortest

@@ -7,6 +7,7 @@ statement, open a comment, close the fence nor carry HTML.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -27,8 +28,11 @@ def _block(lines: list[str]) -> str:
 
 
 def pie(chart: ShareChart) -> str:
-    """A pie of the parts; each label carries its size, since a pie alone shows only shares."""
-    lines = ["pie", f"    title {label(chart.title)}"]
+    """A pie of the parts; each label carries its size, since a pie alone shows only shares.
+    Each kind of part keeps its colour whichever parts a chart has (Mermaid colours slices in
+    order, and its default palette gave the page cache a near-white slice)."""
+    colours = {f"pie{n}": _PART_COLOURS[part.key] for n, part in enumerate(chart.parts, 1)}
+    lines = [_init({"themeVariables": colours}), "pie", f"    title {label(chart.title)}"]
     for part, words in zip(chart.parts, chart.legend(), strict=True):
         lines.append(f'    "{label(words)}" : {part.kb}')
     return _block(lines)
@@ -46,15 +50,21 @@ def timeline(chart: RunUp) -> str:
 
 
 def bars(chart: Bars) -> str:
-    """Counts as an xychart bar chart (the x labels are the buckets or hosts)."""
+    """Counts as a horizontal xychart: a row a bucket or host, so that every label is drawn
+    whole however many there are (side by side, seven dated labels ran into one strip). The
+    count axis runs to at least 10, so that its ticks are whole kills (to 3 they were 0.2s)."""
     axis = ", ".join(f'"{label(name)}"' for name in chart.labels)
-    top = max(chart.counts)
+    top = max(max(chart.counts), 10)
+    # Room for each row's label: Mermaid's default 500 px squeezes 24 rows into 20 px each.
+    height = max(300, _ROW_PX * len(chart.labels) + 120)
+    palette = {"xyChart": {"plotColorPalette": _BAR_COLOUR}}
     return _block(
         [
-            "xychart-beta",
+            _init({"xyChart": {"height": height}, "themeVariables": palette}),
+            "xychart-beta horizontal",
             f'    title "{label(chart.title)}"',
             f"    x-axis [{axis}]",
-            f'    y-axis "kills" 0 --> {max(top, 1)}',
+            f'    y-axis "kills" 0 --> {top}',
             f"    bar [{', '.join(str(n) for n in chart.counts)}]",
         ]
     )
@@ -90,6 +100,24 @@ def samples(chart: Trace) -> list[str]:
 # blue that a white page hardly shows.
 _LINE_COLOURS = ("#1f77b4", "#d62728")
 _MARK_COLOUR = "#dddddd"
+# Bars and slices in colours that stand out (3:1 or more, WCAG's figure for graphics) against
+# both GitHub's white page and its dark one (#0d1117).
+_BAR_COLOUR = "#2f6db5"
+_PART_COLOURS = {
+    "anon": "#2f6db5",
+    "file": "#c8711f",
+    "slab": "#3a9a5b",
+    "pagetables": "#9467bd",
+    "free": "#8c8c8c",
+    "unaccounted": "#d62728",
+    "other": "#1597ab",
+}
+_ROW_PX = 26
+
+
+def _init(config: dict[str, object]) -> str:
+    """Mermaid's per-diagram configuration line."""
+    return f"%%{{init: {json.dumps(config)}}}%%"
 
 
 def _xychart(title: str, x_axis: str, y_axis: str, top: int, chart: Trace, series: list[list[float]]) -> str:
