@@ -16,7 +16,9 @@ from tests.kmsg_audit import TEST_TAG
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-CORPUS = ROOT.parent / "shared" / "corpus"
+# The peers' real reports (OOMAnalyser, cAdvisor, gpud), copied from ../shared/corpus with their
+# licences (tests/peers/README.md), so that a fresh clone runs every test.
+CORPUS = ROOT / "tests" / "peers"
 # The episode fields the oomtrace/1 contract promises never to rename (docs/json.md).
 EPISODE_KEYS = frozenset(
     {
@@ -103,5 +105,5 @@ def _fixtures_left_as_shipped() -> Iterator[None]:
 @pytest.fixture
 def corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.skip(f"the peer corpus is not at {CORPUS} (it lives in ../shared beside the repo)")
+        pytest.skip(f"the peer corpus is not at {CORPUS}")
     return CORPUS

@@ -404,18 +404,18 @@ def test_text_with_no_stamp_and_no_kernel_message_is_refused(tmp_path: Path) -> 
     assert "does not look like a kernel log" in result.stderr
 
 
-# ---- write-ups: log lines quoted in prose (../shared/seeds) ----------------------------------
+# ---- write-ups: log lines quoted in prose (tests/seeds) ----------------------------------------
 # The seeds are three samples of a class: lines quoted with a bare time of day (no date, no zone),
 # a kill line and its summary on neighbouring lines, `...` cuts, prose all around. What each
 # file's own lines state must come out; what only its prose states (other processes "taken
 # down", an adj the writer names) must not.
 
-SEEDS = ROOT.parent / "shared" / "seeds"
+SEEDS = ROOT / "tests" / "seeds"
 
 
 def seed(name: str) -> Path:
     if not SEEDS.is_dir():
-        pytest.skip(f"the seed write-ups are not at {SEEDS} (they live in ../shared beside the repo)")
+        pytest.skip(f"the seed write-ups are not at {SEEDS}")
     (path,) = SEEDS.glob(f"{name}_*.txt")
     return path
 

@@ -12,9 +12,8 @@ checkout's, never REV's) and named by their path in it, as a user would type the
   fixtures/*/        each case's kernel log(s), case.toml's args, and for its query its server
                      logs with the modification time case.toml gives (as tests/test_golden.py)
   tests/realworld/cases/*/input.txt
-  corpus/...         every log (.txt, .log) in ../shared/corpus/, beside the repository or,
-                     in a linked git worktree, beside the main checkout (skipped, said so, if
-                     it is not there)
+  corpus/...         every log (.txt, .log) in tests/peers/ (the peers' corpus, copied from
+                     ../shared/corpus into the repository)
   bench/out/         two logs from bench/make_log.py (its fixed seeds): reports-200.log, 200
                      reports in 4 MiB of dmesg noise, and kills-2000.log, a crash loop of 2,000
                      kills in journalctl -k text
@@ -185,21 +184,15 @@ def _realworld(into: Path) -> Iterator[Input]:
 
 
 def corpus_folder() -> Path | None:
-    """../shared/corpus beside the repository: beside this checkout, or (in a linked git
-    worktree, such as --rev makes) beside the main one."""
-    common = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--path-format=absolute", "--git-common-dir"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    candidates = [ROOT.parent, *([Path(common).parent.parent] if common else [])]
-    return next((c / "shared" / "corpus" for c in candidates if (c / "shared" / "corpus").is_dir()), None)
+    """The peers' corpus, kept in the repository (tests/peers, copied from ../shared/corpus)."""
+    folder = ROOT / "tests" / "peers"
+    return folder if folder.is_dir() else None
 
 
 def _corpus(into: Path) -> Iterator[Input]:
     corpus = corpus_folder()
     if corpus is None:
-        print("note: ../shared/corpus is not there: the peer corpus is skipped", file=sys.stderr)
+        print("note: tests/peers is not there: the peer corpus is skipped", file=sys.stderr)
         return
     for log in sorted(corpus.rglob("*")):
         if log.is_file() and log.suffix in (".txt", ".log"):
