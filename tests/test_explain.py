@@ -236,7 +236,10 @@ def test_a_table_cut_before_its_header_of_an_ambiguous_layout_is_not_ranked() ->
 def test_cut_tables_of_real_pastes_are_named_by_their_count() -> None:
     """A 4.x table (8 numbers) and a 6.x one (10) in real pastes cut before their headers."""
     cases = Path(__file__).parent / "realworld" / "cases"
-    (lede,) = episodes(cases / "forum-lede-k2t-logread-cut-invoked" / "input.txt")
+    # The kill, then the next report's header (procd's, cut): two reports, the kill's first.
+    lede, procd = episodes(cases / "forum-lede-k2t-logread-cut-invoked" / "input.txt")
+    assert lede.trigger is None and procd.victim is None
+    assert procd.trigger is not None and procd.trigger.comm == "procd"
     assert lede.task_columns[5:7] == ("nr_ptes", "nr_pmds")
     (nixos,) = episodes(cases / "forum-nixos-journal-summary-truncated" / "input.txt")
     assert "rss_anon" in nixos.task_columns
