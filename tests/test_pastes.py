@@ -806,3 +806,27 @@ def test_a_header_after_a_kill_with_its_report_before_it_opens_the_next_report(t
     text = f"{lines[kill]}\n{header}\n"
     (episode,), _ = facts(tmp_path, text)
     assert (_actual(episode, "victim"), _actual(episode, "trigger")) == ("java", "named")
+
+
+@pytest.mark.parametrize(
+    ("case", "victim", "next_trigger"),
+    [
+        # Issue 38's two: the kill with its tasks table before it, the next header at once.
+        ("kern-rhel6-sniproxy-then-named", "sniproxy", "named"),
+        ("kern-sparc64-stress-ng-then-journald", "stress-ng", "systemd-journal"),
+        # A kill line alone (its report cut off above), then a header with a body of its own.
+        ("kern-mips-openwrt-mwan3rtmon-then-mwan3rtmon", "mwan3rtmon", "mwan3rtmon"),
+        ("old-odoo-el6-python3-then-mysqld", "python3", "mysqld"),
+    ],
+)
+def test_in_a_real_cascade_the_header_after_a_kill_is_the_next_reports(
+    case: str, victim: str, next_trigger: str
+) -> None:
+    """Issue 38 part 1, on the real pastes: none of these kills' own headers is in the text, so
+    each kill's trigger is not known, and the header after it opens the next report (the old
+    reading told sniproxy as killed on behalf of named, and named's report was gone)."""
+    log = ROOT / "tests" / "realworld" / "cases" / case / "input.txt"
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC")
+    first, second, *_ = json.loads(result.stdout)["episodes"]
+    assert (_actual(first, "victim"), _actual(first, "trigger")) == (victim, None)
+    assert _actual(second, "trigger") == next_trigger

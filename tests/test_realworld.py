@@ -12,7 +12,7 @@ from tests.realworld.score import BASELINE, CASES, REFUSED, CaseScore, score_all
 # The total share of facts right on tests/realworld/cases (docs/sources.md, "Real pastes"). A case
 # added lowers it honestly; what a change must not do is lose a fact another case read right
 # (the baseline test below).
-MIN_SHARE = 0.89
+MIN_SHARE = 0.90
 
 
 @functools.cache
