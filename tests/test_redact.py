@@ -217,3 +217,22 @@ def test_check_and_export_apply_redact(tmp_path: Path) -> None:
     prom = tmp_path / "oomtrace.prom"
     assert run("export", "--prom-textfile", str(prom), *args, "--redact").exit_code == 0
     assert survivors(prom.read_text()) == [] and "llama-server" in prom.read_text()
+
+
+def test_a_urls_host_is_replaced_whatever_its_name() -> None:
+    """Issue 39: `http://gpu-node-7.corp.example.com:8080` in a server log line kept its host
+    (a domain after `://` was not read as one); the docs promise a host after `://` is replaced.
+    Its user and password go too; an address stays an address, localhost stays."""
+    redactor = Redactor(hosts=["spark-01"])
+    line = "POST http://gpu-node-7.corp.example.com:8080/v1/completions failed, retrying redis://admin:s3cret@cache-3:6379/0"
+    said = redactor.text(line)
+    assert "gpu-node-7" not in said and "corp.example.com" not in said and "cache-3" not in said
+    assert "admin" not in said and "s3cret" not in said
+    assert said == "POST http://host-1:8080/v1/completions failed, retrying redis://user-1@host-2:6379/0"
+    assert (
+        redactor.text("http://gpu-node-7.corp.example.com/health") == "http://host-1/health"
+    )  # the same host
+    assert (
+        redactor.text("ws://10.0.0.5:9000 http://localhost:8080/") == "ws://ip-1:9000 http://localhost:8080/"
+    )
+    assert redactor.text("http://spark-01.lan/x on spark-01") == "http://host-3/x on host-3"

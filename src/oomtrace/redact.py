@@ -55,6 +55,13 @@ _FQDN = lazy_compile(
     r"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+(?:" + _HOST_SUFFIXES + r")(?![\w-]|\.\w)",
     re.IGNORECASE,
 )
+# The host of a URL (`http://gpu-node-7.corp.example.com:8080/v1`, `redis://cache:6379`): after
+# `://` and any `user@`, up to a port, a path or the end. Whatever its name, it stands as a host.
+_URL_HOST = lazy_compile(
+    r"(?<=://)((?:[^@/\s]*@)?)([A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?=[:/?#\s\])'\x22,;]|$)"
+)
+# What is already a placeholder, and the names no one needs hidden.
+_NOT_A_HOST = lazy_compile(r"(?:host|ip|ipv6|mac|id|user|email|serial)-\d+|localhost", re.IGNORECASE)
 # A stamp that begins a syslog or journalctl line, before the host field.
 _PREFIX = r"^((?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d\S*) +)"
 # A host name learned from prefixes that is a stem and a number (`spark-01`, `gpu12`): the log
@@ -138,6 +145,7 @@ class Redactor:
         value = _SERIAL.sub(lambda m: m.group(1) + self._placeholder("serial", m.group(2)), value)
         value = _HOME.sub(lambda m: self._placeholder("user", m.group(0)), value)
         value = _USER_SLICE.sub(lambda m: self._placeholder("user", m.group(0)), value)
+        value = _URL_HOST.sub(self._url_host, value)
         value = _FQDN.sub(self._fqdn, value)
         if self._positions is not None:
             value = self._positions.sub(self._position, value)
@@ -147,6 +155,15 @@ class Redactor:
 
     def _host(self, name: str) -> str:
         return self._placeholder("host", name.lower())
+
+    def _url_host(self, match: re.Match[str]) -> str:
+        userinfo, name = match.group(1), match.group(2)
+        if _NOT_A_HOST.fullmatch(name):
+            return match.group(0)
+        first = name.split(".", 1)[0]
+        # `gpu01.prod.example.com` is the host gpu01, as a domain name elsewhere in the log is.
+        host = self._host(first if first.lower() in self._host_names else name)
+        return (self._placeholder("user", userinfo) + "@" if userinfo else "") + host
 
     def _fqdn(self, match: re.Match[str]) -> str:
         name = match.group(0)
