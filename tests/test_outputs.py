@@ -8,11 +8,13 @@ import stat
 import subprocess
 import sys
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES, run
+from tests.journals import REMOTE, kernel_entries, write_journal
 
 LOG = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
@@ -162,6 +164,88 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path: Path
         assert result.exit_code == 2, args
         _one_line_error(result.stderr, "writing it would destroy it")
         assert log.read_bytes() == LOG.read_bytes(), args
+
+
+NEEDS_REMOTE = pytest.mark.skipif(
+    REMOTE is None, reason="systemd-journal-remote is not installed (apt-get install systemd-journal-remote)"
+)
+BOOT = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def written_journal(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """Seed 000's kernel lines as a real journal file, written once; each test copies it."""
+    if REMOTE is None:
+        pytest.skip("systemd-journal-remote is not installed")
+    entries = kernel_entries(LOG, "spark-01", BOOT)
+    path = tmp_path_factory.mktemp("journal") / "remote.journal"
+    return write_journal(path, entries, {BOOT: entries[0].time - timedelta(hours=1)}).read_bytes()
+
+
+def _journal_folder(root: Path, journal: bytes) -> list[Path]:
+    """A journal folder as journald leaves one: a file at the top, and in a machine-id folder an
+    archived one and a hidden one (libsystemd opens both; a glob of *.journal* misses the hidden)."""
+    machine = root / "0123456789abcdef0123456789abcdef"
+    machine.mkdir(parents=True)
+    files = [root / "remote.journal", machine / "system@0001-0002.journal~", machine / ".user-1000.journal"]
+    for path in files:
+        path.write_bytes(journal)
+    return files
+
+
+def _journal_cases(tmp_path: Path, folder: Path, files: list[Path]) -> list[tuple[str, ...]]:
+    link = tmp_path / "report.md"
+    link.symlink_to(files[0])
+    d = ("-D", str(folder))
+    return [
+        ("list", *d, "-o", str(files[0])),
+        ("why", "llama-server", *d, "-o", str(files[1])),
+        ("report", *d, "-o", str(files[2])),
+        ("list", *d, "-o", str(link)),  # the journal file behind a link
+        ("export", *d, "--prom-textfile", str(files[1])),
+        ("list", "--journal-file", str(files[0]), "-o", str(files[0])),
+        ("watch", *d, "--duration", "0", "--record", str(files[0])),
+        ("watch", *d, "--duration", "0", "--prom-textfile", str(files[2])),
+        ("watch", *d, "--duration", "0", "--cursor-file", str(link)),
+    ]
+
+
+@NEEDS_REMOTE
+def test_an_output_into_a_journal_folder_read_is_refused_and_the_journal_kept(
+    tmp_path: Path, written_journal: bytes
+) -> None:
+    """Issue 41: `list -D j -o j/remote.journal` replaced the journal file with the report, exit 0."""
+    folder = tmp_path / "j"
+    files = _journal_folder(folder, written_journal)
+    for args in _journal_cases(tmp_path, folder, files):
+        result = run(*args)
+        assert result.exit_code == 2, (args, result.output)
+        _one_line_error(result.stderr, "writing it would destroy it")
+        assert all(path.read_bytes() == written_journal for path in files), args
+    result = run("check", "-D", str(folder), "--cursor-file", str(files[2]))
+    assert result.exit_code == 2 and result.stdout.startswith("unknown: --cursor-file"), result.output
+    assert files[2].read_bytes() == written_journal
+    # A file of the folder is named, and so is the folder it was read in.
+    said = run("list", "-D", str(folder), "-o", str(files[1])).stderr
+    assert f"is also {files[1]}, a file of -D {folder}" in said
+
+
+@NEEDS_REMOTE
+def test_an_output_into_the_system_journal_is_refused(
+    tmp_path: Path, written_journal: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no -k, -D or --journal-file the system journal is read: its files are inputs too.
+    Its folders are moved into tmp_path (never the real /var/log/journal)."""
+    from oomtrace.sources import journal
+
+    roots = (tmp_path / "var-log-journal", tmp_path / "run-log-journal")
+    monkeypatch.setattr(journal, "SYSTEM_JOURNALS", tuple(map(str, roots)))
+    files = _journal_folder(roots[1], written_journal)
+    for args in (("list", "-o", str(files[0])), ("export", "--prom-textfile", str(files[2]))):
+        result = run(*args)
+        assert result.exit_code == 2, (args, result.output)
+        _one_line_error(result.stderr, ", a file of the system journal: writing it would destroy it")
+        assert all(path.read_bytes() == written_journal for path in files), args
 
 
 def test_an_output_that_is_standard_input_is_refused(tmp_path: Path) -> None:

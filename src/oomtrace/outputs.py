@@ -7,7 +7,8 @@ The rules, said in `--help` and docs/usage.md:
 - a symbolic link is followed: the file it points to is replaced, the link stays;
 - a character device or a FIFO (`/dev/null`, `/dev/stderr`, a named pipe) is written directly,
   never replaced by a file; a block device, a directory or a socket is refused;
-- an output that is one of the inputs (or another output) is refused before anything is read.
+- an output that is one of the inputs (or another output) is refused before anything is read;
+  the journal files a read of a `-D` folder or of the system journal may open are inputs too.
 """
 
 from __future__ import annotations
@@ -69,15 +70,28 @@ def open_append(path: str, option: str) -> int:
         raise _failure(path, option, error) from None
 
 
-def refuse_overlaps(outputs: Mapping[str, str | None], inputs: Mapping[str, Iterable[str]]) -> None:
+def refuse_overlaps(
+    outputs: Mapping[str, str | None],
+    inputs: Mapping[str, Iterable[str]],
+    within: Mapping[str, Iterable[str]] | None = None,
+) -> None:
     """Refuse an output that is one of the inputs or another output (the same device and inode):
-    `list -k x.log -o x.log` would replace the log with its own report."""
+    `list -k x.log -o x.log` would replace the log with its own report. `inputs` are the files
+    named by each option; `within` the files read inside a folder, by how the folder was named
+    (`-D DIR`: its journal files), walked only when there is an output to check."""
+    if not any(outputs.values()):
+        return
     seen: dict[object, str] = {}
     for option, paths in inputs.items():
         for path in paths:
             read = _identity(path)
             if read is not None:
                 seen.setdefault(read, f"{option} {path}")
+    for folder, paths in (within or {}).items():
+        for path in paths:
+            read = _identity(path)
+            if read is not None:
+                seen.setdefault(read, f"{path}, a file of {folder}")
     for option, written in outputs.items():
         if written is None:
             continue

@@ -12,7 +12,7 @@ from rich.console import Console
 from oomtrace import outputs
 from oomtrace.errors import InputError, UsageError
 from oomtrace.sanitize import inert
-from oomtrace.sources.journal import JournalQuery, system_journal_present
+from oomtrace.sources.journal import JournalQuery, journal_folders, system_journal_present
 from oomtrace.watch.blackbox import check_cursor_file
 from oomtrace.watch.follow import (
     Follower,
@@ -136,7 +136,10 @@ def watch_command(**options: Any) -> None:
     from oomtrace.cli import _Unpadded
 
     written = {name: options[key] for name, key in _WRITTEN.items()}
-    outputs.refuse_overlaps(written, {"--journal-file": options["journal_files"]})
+    journal_files = options["journal_files"]
+    # /dev/kmsg is the only file --source kmsg reads; any other source may read a journal.
+    folders = journal_folders(options["journal_dir"], journal_files) if options["source"] != "kmsg" else {}
+    outputs.refuse_overlaps(written, {"--journal-file": journal_files}, folders)
     zone: tzinfo = named_zone(options["zone_name"]) if options["zone_name"] else local_zone()
     thresholds = parse_warn(options["warn_spec"])
     cgroups = []
