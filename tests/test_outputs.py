@@ -126,6 +126,166 @@ def test_a_symlink_is_followed_and_its_target_replaced_whole(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "target", "x.log"]
 
 
+AS_ROOT = pytest.mark.skipif(
+    os.geteuid() != 0, reason="a link or file of another user's is made with os.lchown, which needs root"
+)
+NOBODY = 65534  # the overflow uid: nobody
+
+
+def _shared(tmp_path: Path, owner: int = 0, sticky: bool = True) -> Path:
+    """A folder like /tmp (sticky, world-writable), inside tmp_path; or a plain one of `owner`'s."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o1777 if sticky else 0o755)
+    os.chown(folder, owner, -1)
+    return folder
+
+
+def _planted_link(folder: Path, target: Path, owner: int = NOBODY, name: str = "report.md") -> Path:
+    link = folder / name
+    link.symlink_to(target)
+    os.lchown(link, owner, owner)
+    return link
+
+
+def _secret(tmp_path: Path, text: str = "root's secret\n") -> Path:
+    secret = tmp_path / "secret"
+    secret.write_text(text)
+    secret.chmod(0o600)
+    return secret
+
+
+def _planted_link_cases(log: Path, link: Path) -> list[tuple[str, ...]]:
+    watch = ("watch", "--source", "kmsg", "--duration", "0")
+    cases = [
+        ("list", "-k", str(log), "-o", str(link)),
+        ("why", "llama-server", "-k", str(log), "-o", str(link)),
+        ("export", "-k", str(log), "--prom-textfile", str(link)),
+        (*watch, "--cursor-file", str(link)),  # checked at start, before /dev/kmsg is opened
+    ]
+    if _kmsg_reason() is None:
+        cases += [(*watch, "--record", str(link)), (*watch, "--prom-textfile", str(link))]
+    return cases
+
+
+@AS_ROOT
+def test_a_symlink_another_user_planted_in_a_sticky_folder_is_not_followed(tmp_path: Path) -> None:
+    """Issue 41: as root, `-o report.md` in a sticky world-writable folder where nobody had made
+    report.md a link to a root-owned 0600 file replaced that file with the report."""
+    secret = _secret(tmp_path)
+    link = _planted_link(_shared(tmp_path), secret)
+    for args in _planted_link_cases(_log(tmp_path), link):
+        result = run(*args)
+        assert result.exit_code == 2, (args, result.output)
+        _one_line_error(result.stderr, f"the symlink {link} belongs to nobody (uid {NOBODY})")
+        assert "not followed" in result.stderr and "protected_symlinks" in result.stderr
+        assert secret.read_text() == "root's secret\n" and os.readlink(link) == str(secret), args
+    # A link on the way is judged too, not only the last one.
+    (tmp_path / "inside").mkdir()
+    through = _planted_link(link.parent, tmp_path / "inside", name="folder")
+    result = run("list", "-k", str(_log(tmp_path)), "-o", str(through / "report.md"))
+    assert result.exit_code == 2
+    _one_line_error(result.stderr, f"the symlink {through} belongs to nobody")
+    assert list((tmp_path / "inside").iterdir()) == []
+
+
+@AS_ROOT
+def test_check_does_not_write_its_cursor_through_a_planted_symlink(tmp_path: Path) -> None:
+    cursor = tmp_path / "root-cursor.json"
+    cursor.write_text('{"said": []}')  # a cursor of root's, which check can read: it gets to the write
+    link = _planted_link(_shared(tmp_path), cursor, name="cursor.json")
+    result = run("check", "-k", str(_log(tmp_path)), "--cursor-file", str(link))
+    assert result.exit_code == 2  # NPD's "unknown", its reason on stdout cut to its line
+    assert result.stdout.startswith(f"unknown: cannot write --cursor-file {str(link)[:30]}"), result.stdout
+    assert cursor.read_text() == '{"said": []}' and link.is_symlink()
+
+
+@AS_ROOT
+@pytest.mark.parametrize(
+    ("folder_owner", "link_owner", "sticky"),
+    [(0, 0, True), (NOBODY, NOBODY, True), (0, NOBODY, False)],
+    ids=["yours-in-sticky", "folder-owners-in-sticky", "another-users-in-plain"],
+)
+def test_a_symlink_is_followed_where_the_kernel_rule_follows_it(
+    tmp_path: Path, folder_owner: int, link_owner: int, sticky: bool
+) -> None:
+    target = _secret(tmp_path, "the previous report\n")
+    link = _planted_link(_shared(tmp_path, folder_owner, sticky), target, link_owner)
+    result = run("list", "-k", str(_log(tmp_path)), "-o", str(link))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""  # root's own file: nothing to say
+    assert "llama-server" in target.read_text() and os.readlink(link) == str(target)
+
+
+@AS_ROOT
+def test_a_file_or_fifo_another_user_put_in_a_sticky_folder_is_not_written(tmp_path: Path) -> None:
+    """The same trap without a link: nobody's file (or FIFO) at the name root writes would get root's
+    report, and nobody would own it. Refused as `>` is where protected_regular is on."""
+    folder = _shared(tmp_path)
+    planted, fifo = folder / "report.md", folder / "fifo"
+    planted.write_text("nobody's\n")
+    planted.chmod(0o666)
+    os.mkfifo(fifo)  # nobody listens: a FIFO refused is never opened, so the test cannot hang
+    for path in (planted, fifo):
+        os.chown(path, NOBODY, NOBODY)
+    log = _log(tmp_path)
+    for args, kind in [
+        (("list", "-k", str(log), "-o", str(planted)), "file"),
+        (("export", "-k", str(log), "--prom-textfile", str(fifo)), "FIFO"),
+    ]:
+        result = run(*args)
+        assert result.exit_code == 2, result.output
+        _one_line_error(result.stderr, f"the {kind} {folder}/")
+        assert f"belongs to nobody (uid {NOBODY})" in result.stderr and "not written" in result.stderr
+    assert planted.read_text() == "nobody's\n" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    from oomtrace.errors import OutputError
+    from oomtrace.outputs import open_append
+
+    with pytest.raises(OutputError, match="belongs to nobody"):
+        open_append(str(planted), "--record")  # the watcher's record: judged on the file it opened
+    assert planted.read_text() == "nobody's\n"
+
+
+@AS_ROOT
+def test_replacing_another_users_file_is_said_and_its_owner_kept(tmp_path: Path) -> None:
+    """Outside a sticky folder only root or the folder's owner can have put the file there (a
+    node_exporter textfile, say): replaced as before, owner and mode kept, and said on stderr."""
+    folder = _shared(tmp_path, sticky=False)
+    saved = folder / "report.md"
+    saved.write_text("the previous report\n")
+    saved.chmod(0o640)
+    os.chown(saved, NOBODY, NOBODY)
+    result = run("list", "-k", str(_log(tmp_path)), "-o", str(saved))
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stderr
+        == f"oomtrace: -o {saved} is a file of nobody (uid {NOBODY}): replaced, its owner and mode kept\n"
+    )
+    info = os.stat(saved)
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (NOBODY, 0o640)
+    assert "llama-server" in saved.read_text()
+
+
+def test_a_symlinked_cursor_file_is_followed_and_its_target_replaced_whole(tmp_path: Path) -> None:
+    """Issue 41: the cursor (`check`, `watch`) replaced a symlink with a regular file."""
+    from oomtrace.watch.blackbox import CursorFile, read_cursor
+
+    target, link = tmp_path / "state" / "cursor.json", tmp_path / "cursor.json"
+    target.parent.mkdir()
+    link.symlink_to(target)
+    log = _log(tmp_path)
+    assert run("check", "-k", str(log), "--cursor-file", str(link)).exit_code == 0  # first run: made
+    before = os.stat(target).st_ino
+    assert run("check", "-k", str(log), "--cursor-file", str(link)).stdout == "no new OOM kill\n"
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert os.stat(target).st_ino != before and "said" in target.read_text()  # renamed over, whole
+    # The watcher's saves.
+    said: list[str] = []
+    CursorFile(str(link), "kmsg", said.append).save("boot:42")
+    assert link.is_symlink() and read_cursor(str(link), "kmsg") == "boot:42" and not said
+    assert sorted(p.name for p in target.parent.iterdir()) == ["cursor.json"]  # no temporary left
+
+
 def test_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(tmp_path / "new.txt")

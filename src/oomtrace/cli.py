@@ -659,7 +659,8 @@ def report_command(**options: Any) -> None:
     "export",
     epilog=f"""Writes the file atomically (a temporary file renamed over it), so node_exporter's
 textfile collector never reads half of it; a symlink is followed (its target replaced, the link
-kept); a device or FIFO is written directly. Run it from a timer, or let `watch --prom-textfile`
+kept), but not one of another user's in a sticky world-writable folder (/tmp); a device or FIFO
+is written directly. Run it from a timer, or let `watch --prom-textfile`
 keep it current.
 
 Examples:
@@ -707,7 +708,7 @@ Examples:
     "cursor_file",
     required=True,
     metavar="FILE",
-    help="Where the kills already said are kept.",
+    help="Where the kills already said are kept. " + outputs.HELP,
 )
 @_source_options
 def check_command(cursor_file: str, **options: Any) -> None:

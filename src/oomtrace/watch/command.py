@@ -71,7 +71,8 @@ Examples:
     "--cursor-file",
     metavar="FILE",
     help="Keep the position here (the journal cursor, or the boot id and kmsg sequence number) and "
-    "resume after it: nothing replayed, nothing missed, and a gap said if the cursor is gone.",
+    "resume after it: nothing replayed, nothing missed, and a gap said if the cursor is gone. "
+    + outputs.HELP,
 )
 @click.option("--warn", "warn_spec", metavar="SPEC", help=WARN_HELP)
 @click.option(
@@ -103,7 +104,8 @@ Examples:
     metavar="FILE",
     help="Append every warning, kill and (while a warning is active) each second's sample to FILE "
     "as JSON lines, fsync'd: a black box that survives a machine that wedges. `why` and `list` "
-    "read it with --record FILE. A symlink is followed; a device is refused.",
+    "read it with --record FILE. A symlink is followed (not one of another user's in a sticky "
+    "world-writable folder such as /tmp); a device is refused.",
 )
 @click.option(
     "--prom-textfile",
