@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -284,6 +285,53 @@ def test_a_symlinked_cursor_file_is_followed_and_its_target_replaced_whole(tmp_p
     CursorFile(str(link), "kmsg", said.append).save("boot:42")
     assert link.is_symlink() and read_cursor(str(link), "kmsg") == "boot:42" and not said
     assert sorted(p.name for p in target.parent.iterdir()) == ["cursor.json"]  # no temporary left
+
+
+# `list -o` that stops inside its write, its report drawn into the temporary file: the test
+# signals it there.
+STALL_IN_WRITE = """
+import sys, time
+from oomtrace import cli
+draw = cli._draw
+def stall(stream, *args):
+    draw(stream, *args)
+    stream.flush()
+    print("in the write", file=sys.stderr, flush=True)
+    time.sleep(120)
+cli._draw = stall
+sys.argv = ["oomtrace", *sys.argv[1:]]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("number", "code"),
+    [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGHUP, -signal.SIGHUP), (signal.SIGINT, 130)],
+    ids=["SIGTERM", "SIGHUP", "SIGINT"],
+)
+def test_an_interrupted_write_leaves_no_temporary_file(tmp_path: Path, number: int, code: int) -> None:
+    """Issue 41: a SIGTERM during `-o` left a .oomtrace-* file beside the report. It still ends
+    the run as it did (killed by the signal; 130 for Ctrl-C), the previous report kept whole."""
+    saved = tmp_path / "out" / "report.txt"
+    saved.parent.mkdir()
+    saved.write_text("the previous report\n")
+    process = subprocess.Popen(
+        [sys.executable, "-c", STALL_IN_WRITE, "list", "-k", str(LOG), "-o", str(saved)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        assert process.stderr.readline() == "in the write\n"
+        assert len(list(saved.parent.iterdir())) == 2, "the run was not inside the write"
+    finally:
+        process.send_signal(number)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert [p.name for p in saved.parent.iterdir()] == ["report.txt"]
+    assert saved.read_text() == "the previous report\n"
 
 
 def test_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 The rules, said in `--help` and docs/usage.md:
 - a regular file (or a new one) is written beside its target and renamed over it when whole, so
-  a full disk or an error part-way leaves the old file (or none), never half of one; the new file
-  keeps the old one's mode (and owner, for root);
+  a full disk or an error part-way leaves the old file (or none), never half of one, and no
+  temporary file either (nor does Ctrl-C, SIGTERM or SIGHUP); the new file keeps the old one's
+  mode (and owner, for root);
 - a symbolic link is followed (the file it points to is replaced, the link stays) where the
   kernel's protected_symlinks rule would follow it, on or off here: in a sticky world-writable
   folder (/tmp) only a link that is yours or the folder owner's; another is refused, named with its
@@ -20,12 +21,13 @@ The rules, said in `--help` and docs/usage.md:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from oomtrace.errors import OutputError, UsageError
@@ -296,23 +298,25 @@ def _user(uid: int) -> str:
 def _replace(
     target: str, existing: os.stat_result | None, write: Callable[[int], None], durable: bool = False
 ) -> None:
-    """Written to a temporary file beside `target` and renamed over it when complete."""
+    """Written to a temporary file beside `target` and renamed over it when complete; the
+    temporary file is removed however the write ends (an error, Ctrl-C, SIGTERM, SIGHUP)."""
     import tempfile  # only when a file is written: a report to stdout starts without it
 
     folder = os.path.dirname(target)
-    fd, temporary = tempfile.mkstemp(prefix=".oomtrace-", dir=folder)
-    try:
-        write(fd)
-        if existing is not None:
-            os.chmod(temporary, stat.S_IMODE(existing.st_mode))
-            if os.geteuid() == 0:
-                os.chown(temporary, existing.st_uid, existing.st_gid)
-        else:
-            os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, target)
-    finally:
-        if os.path.lexists(temporary):
-            os.unlink(temporary)
+    with _signals_unwind():
+        fd, temporary = tempfile.mkstemp(prefix=".oomtrace-", dir=folder)
+        try:
+            write(fd)
+            if existing is not None:
+                os.chmod(temporary, stat.S_IMODE(existing.st_mode))
+                if os.geteuid() == 0:
+                    os.chown(temporary, existing.st_uid, existing.st_gid)
+            else:
+                os.chmod(temporary, 0o666 & ~_umask())
+            os.replace(temporary, target)
+        finally:
+            if os.path.lexists(temporary):
+                os.unlink(temporary)
     if durable:
         # The rename is on disk only once the folder is.
         folder_fd = os.open(folder, os.O_RDONLY)
@@ -320,6 +324,46 @@ def _replace(
             os.fsync(folder_fd)
         finally:
             os.close(folder_fd)
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP during a write: unwinds it (BaseException, so no `except Exception` on
+    the way stops it), so that the temporary file goes before the signal ends the process."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(number)
+        self.number = number
+
+
+def _raise_signalled(number: int, _frame: object) -> None:
+    raise _Signalled(number)
+
+
+@contextlib.contextmanager
+def _signals_unwind() -> Iterator[None]:
+    """SIGTERM and SIGHUP end a process on the spot by default, leaving its temporary file: while
+    one exists they unwind the write instead, then end the process by the same signal, as before.
+    A handler the program set (the watcher's, which only sets a flag) is left as it is."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (and only it receives signals)
+        return
+    previous = {}
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(number) == signal.SIG_DFL:
+            previous[number] = signal.signal(number, _raise_signalled)
+    try:
+        yield
+    except _Signalled as got:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        os.kill(os.getpid(), got.number)  # its default again: the process ends here
+        raise
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _write_text_fd(fd: int, write: Callable[[IO[str]], object], durable: bool = False) -> None:
