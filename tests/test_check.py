@@ -137,7 +137,7 @@ def test_kill_9_mid_write_leaves_the_previous_cursor_whole(tmp_path: Path) -> No
     assert process.stderr is not None
     try:
         assert process.stderr.readline() == "in the cursor write\n"
-        partial = [p for p in tmp_path.iterdir() if p.name.startswith("c.json.tmp.")]
+        partial = [p for p in tmp_path.iterdir() if p.name.startswith(".oomtrace-")]
         assert partial, "the run was not inside the write"
     finally:
         process.send_signal(signal.SIGKILL)

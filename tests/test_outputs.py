@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES, run
+from tests.journals import REMOTE, kernel_entries, write_journal
 
 LOG = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
@@ -124,6 +127,213 @@ def test_a_symlink_is_followed_and_its_target_replaced_whole(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "target", "x.log"]
 
 
+AS_ROOT = pytest.mark.skipif(
+    os.geteuid() != 0, reason="a link or file of another user's is made with os.lchown, which needs root"
+)
+NOBODY = 65534  # the overflow uid: nobody
+
+
+def _shared(tmp_path: Path, owner: int = 0, sticky: bool = True) -> Path:
+    """A folder like /tmp (sticky, world-writable), inside tmp_path; or a plain one of `owner`'s."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o1777 if sticky else 0o755)
+    os.chown(folder, owner, -1)
+    return folder
+
+
+def _planted_link(folder: Path, target: Path, owner: int = NOBODY, name: str = "report.md") -> Path:
+    link = folder / name
+    link.symlink_to(target)
+    os.lchown(link, owner, owner)
+    return link
+
+
+def _secret(tmp_path: Path, text: str = "root's secret\n") -> Path:
+    secret = tmp_path / "secret"
+    secret.write_text(text)
+    secret.chmod(0o600)
+    return secret
+
+
+def _planted_link_cases(log: Path, link: Path) -> list[tuple[str, ...]]:
+    watch = ("watch", "--source", "kmsg", "--duration", "0")
+    cases = [
+        ("list", "-k", str(log), "-o", str(link)),
+        ("why", "llama-server", "-k", str(log), "-o", str(link)),
+        ("export", "-k", str(log), "--prom-textfile", str(link)),
+        (*watch, "--cursor-file", str(link)),  # checked at start, before /dev/kmsg is opened
+    ]
+    if _kmsg_reason() is None:
+        cases += [(*watch, "--record", str(link)), (*watch, "--prom-textfile", str(link))]
+    return cases
+
+
+@AS_ROOT
+def test_a_symlink_another_user_planted_in_a_sticky_folder_is_not_followed(tmp_path: Path) -> None:
+    """Issue 41: as root, `-o report.md` in a sticky world-writable folder where nobody had made
+    report.md a link to a root-owned 0600 file replaced that file with the report."""
+    secret = _secret(tmp_path)
+    link = _planted_link(_shared(tmp_path), secret)
+    for args in _planted_link_cases(_log(tmp_path), link):
+        result = run(*args)
+        assert result.exit_code == 2, (args, result.output)
+        _one_line_error(result.stderr, f"the symlink {link} belongs to nobody (uid {NOBODY})")
+        assert "not followed" in result.stderr and "protected_symlinks" in result.stderr
+        assert secret.read_text() == "root's secret\n" and os.readlink(link) == str(secret), args
+    # A link on the way is judged too, not only the last one.
+    (tmp_path / "inside").mkdir()
+    through = _planted_link(link.parent, tmp_path / "inside", name="folder")
+    result = run("list", "-k", str(_log(tmp_path)), "-o", str(through / "report.md"))
+    assert result.exit_code == 2
+    _one_line_error(result.stderr, f"the symlink {through} belongs to nobody")
+    assert list((tmp_path / "inside").iterdir()) == []
+
+
+@AS_ROOT
+def test_check_does_not_write_its_cursor_through_a_planted_symlink(tmp_path: Path) -> None:
+    cursor = tmp_path / "root-cursor.json"
+    cursor.write_text('{"said": []}')  # a cursor of root's, which check can read: it gets to the write
+    link = _planted_link(_shared(tmp_path), cursor, name="cursor.json")
+    result = run("check", "-k", str(_log(tmp_path)), "--cursor-file", str(link))
+    assert result.exit_code == 2  # NPD's "unknown", its reason on stdout cut to its line
+    assert result.stdout.startswith(f"unknown: cannot write --cursor-file {str(link)[:30]}"), result.stdout
+    assert cursor.read_text() == '{"said": []}' and link.is_symlink()
+
+
+@AS_ROOT
+@pytest.mark.parametrize(
+    ("folder_owner", "link_owner", "sticky"),
+    [(0, 0, True), (NOBODY, NOBODY, True), (0, NOBODY, False)],
+    ids=["yours-in-sticky", "folder-owners-in-sticky", "another-users-in-plain"],
+)
+def test_a_symlink_is_followed_where_the_kernel_rule_follows_it(
+    tmp_path: Path, folder_owner: int, link_owner: int, sticky: bool
+) -> None:
+    target = _secret(tmp_path, "the previous report\n")
+    link = _planted_link(_shared(tmp_path, folder_owner, sticky), target, link_owner)
+    result = run("list", "-k", str(_log(tmp_path)), "-o", str(link))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""  # root's own file: nothing to say
+    assert "llama-server" in target.read_text() and os.readlink(link) == str(target)
+
+
+@AS_ROOT
+def test_a_file_or_fifo_another_user_put_in_a_sticky_folder_is_not_written(tmp_path: Path) -> None:
+    """The same trap without a link: nobody's file (or FIFO) at the name root writes would get root's
+    report, and nobody would own it. Refused as `>` is where protected_regular is on."""
+    folder = _shared(tmp_path)
+    planted, fifo = folder / "report.md", folder / "fifo"
+    planted.write_text("nobody's\n")
+    planted.chmod(0o666)
+    os.mkfifo(fifo)  # nobody listens: a FIFO refused is never opened, so the test cannot hang
+    for path in (planted, fifo):
+        os.chown(path, NOBODY, NOBODY)
+    log = _log(tmp_path)
+    for args, kind in [
+        (("list", "-k", str(log), "-o", str(planted)), "file"),
+        (("export", "-k", str(log), "--prom-textfile", str(fifo)), "FIFO"),
+    ]:
+        result = run(*args)
+        assert result.exit_code == 2, result.output
+        _one_line_error(result.stderr, f"the {kind} {folder}/")
+        assert f"belongs to nobody (uid {NOBODY})" in result.stderr and "not written" in result.stderr
+    assert planted.read_text() == "nobody's\n" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    from oomtrace.errors import OutputError
+    from oomtrace.outputs import open_append
+
+    with pytest.raises(OutputError, match="belongs to nobody"):
+        open_append(str(planted), "--record")  # the watcher's record: judged on the file it opened
+    assert planted.read_text() == "nobody's\n"
+
+
+@AS_ROOT
+def test_replacing_another_users_file_is_said_and_its_owner_kept(tmp_path: Path) -> None:
+    """Outside a sticky folder only root or the folder's owner can have put the file there (a
+    node_exporter textfile, say): replaced as before, owner and mode kept, and said on stderr."""
+    folder = _shared(tmp_path, sticky=False)
+    saved = folder / "report.md"
+    saved.write_text("the previous report\n")
+    saved.chmod(0o640)
+    os.chown(saved, NOBODY, NOBODY)
+    result = run("list", "-k", str(_log(tmp_path)), "-o", str(saved))
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stderr
+        == f"oomtrace: -o {saved} is a file of nobody (uid {NOBODY}): replaced, its owner and mode kept\n"
+    )
+    info = os.stat(saved)
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (NOBODY, 0o640)
+    assert "llama-server" in saved.read_text()
+
+
+def test_a_symlinked_cursor_file_is_followed_and_its_target_replaced_whole(tmp_path: Path) -> None:
+    """Issue 41: the cursor (`check`, `watch`) replaced a symlink with a regular file."""
+    from oomtrace.watch.blackbox import CursorFile, read_cursor
+
+    target, link = tmp_path / "state" / "cursor.json", tmp_path / "cursor.json"
+    target.parent.mkdir()
+    link.symlink_to(target)
+    log = _log(tmp_path)
+    assert run("check", "-k", str(log), "--cursor-file", str(link)).exit_code == 0  # first run: made
+    before = os.stat(target).st_ino
+    assert run("check", "-k", str(log), "--cursor-file", str(link)).stdout == "no new OOM kill\n"
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert os.stat(target).st_ino != before and "said" in target.read_text()  # renamed over, whole
+    # The watcher's saves.
+    said: list[str] = []
+    CursorFile(str(link), "kmsg", said.append).save("boot:42")
+    assert link.is_symlink() and read_cursor(str(link), "kmsg") == "boot:42" and not said
+    assert sorted(p.name for p in target.parent.iterdir()) == ["cursor.json"]  # no temporary left
+
+
+# `list -o` that stops inside its write, its report drawn into the temporary file: the test
+# signals it there.
+STALL_IN_WRITE = """
+import sys, time
+from oomtrace import cli
+draw = cli._draw
+def stall(stream, *args):
+    draw(stream, *args)
+    stream.flush()
+    print("in the write", file=sys.stderr, flush=True)
+    time.sleep(120)
+cli._draw = stall
+sys.argv = ["oomtrace", *sys.argv[1:]]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("number", "code"),
+    [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGHUP, -signal.SIGHUP), (signal.SIGINT, 130)],
+    ids=["SIGTERM", "SIGHUP", "SIGINT"],
+)
+def test_an_interrupted_write_leaves_no_temporary_file(tmp_path: Path, number: int, code: int) -> None:
+    """Issue 41: a SIGTERM during `-o` left a .oomtrace-* file beside the report. It still ends
+    the run as it did (killed by the signal; 130 for Ctrl-C), the previous report kept whole."""
+    saved = tmp_path / "out" / "report.txt"
+    saved.parent.mkdir()
+    saved.write_text("the previous report\n")
+    process = subprocess.Popen(
+        [sys.executable, "-c", STALL_IN_WRITE, "list", "-k", str(LOG), "-o", str(saved)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        assert process.stderr.readline() == "in the write\n"
+        assert len(list(saved.parent.iterdir())) == 2, "the run was not inside the write"
+    finally:
+        process.send_signal(number)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert [p.name for p in saved.parent.iterdir()] == ["report.txt"]
+    assert saved.read_text() == "the previous report\n"
+
+
 def test_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
     link = tmp_path / "link"
     link.symlink_to(tmp_path / "new.txt")
@@ -162,6 +372,88 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path: Path
         assert result.exit_code == 2, args
         _one_line_error(result.stderr, "writing it would destroy it")
         assert log.read_bytes() == LOG.read_bytes(), args
+
+
+NEEDS_REMOTE = pytest.mark.skipif(
+    REMOTE is None, reason="systemd-journal-remote is not installed (apt-get install systemd-journal-remote)"
+)
+BOOT = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def written_journal(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """Seed 000's kernel lines as a real journal file, written once; each test copies it."""
+    if REMOTE is None:
+        pytest.skip("systemd-journal-remote is not installed")
+    entries = kernel_entries(LOG, "spark-01", BOOT)
+    path = tmp_path_factory.mktemp("journal") / "remote.journal"
+    return write_journal(path, entries, {BOOT: entries[0].time - timedelta(hours=1)}).read_bytes()
+
+
+def _journal_folder(root: Path, journal: bytes) -> list[Path]:
+    """A journal folder as journald leaves one: a file at the top, and in a machine-id folder an
+    archived one and a hidden one (libsystemd opens both; a glob of *.journal* misses the hidden)."""
+    machine = root / "0123456789abcdef0123456789abcdef"
+    machine.mkdir(parents=True)
+    files = [root / "remote.journal", machine / "system@0001-0002.journal~", machine / ".user-1000.journal"]
+    for path in files:
+        path.write_bytes(journal)
+    return files
+
+
+def _journal_cases(tmp_path: Path, folder: Path, files: list[Path]) -> list[tuple[str, ...]]:
+    link = tmp_path / "report.md"
+    link.symlink_to(files[0])
+    d = ("-D", str(folder))
+    return [
+        ("list", *d, "-o", str(files[0])),
+        ("why", "llama-server", *d, "-o", str(files[1])),
+        ("report", *d, "-o", str(files[2])),
+        ("list", *d, "-o", str(link)),  # the journal file behind a link
+        ("export", *d, "--prom-textfile", str(files[1])),
+        ("list", "--journal-file", str(files[0]), "-o", str(files[0])),
+        ("watch", *d, "--duration", "0", "--record", str(files[0])),
+        ("watch", *d, "--duration", "0", "--prom-textfile", str(files[2])),
+        ("watch", *d, "--duration", "0", "--cursor-file", str(link)),
+    ]
+
+
+@NEEDS_REMOTE
+def test_an_output_into_a_journal_folder_read_is_refused_and_the_journal_kept(
+    tmp_path: Path, written_journal: bytes
+) -> None:
+    """Issue 41: `list -D j -o j/remote.journal` replaced the journal file with the report, exit 0."""
+    folder = tmp_path / "j"
+    files = _journal_folder(folder, written_journal)
+    for args in _journal_cases(tmp_path, folder, files):
+        result = run(*args)
+        assert result.exit_code == 2, (args, result.output)
+        _one_line_error(result.stderr, "writing it would destroy it")
+        assert all(path.read_bytes() == written_journal for path in files), args
+    result = run("check", "-D", str(folder), "--cursor-file", str(files[2]))
+    assert result.exit_code == 2 and result.stdout.startswith("unknown: --cursor-file"), result.output
+    assert files[2].read_bytes() == written_journal
+    # A file of the folder is named, and so is the folder it was read in.
+    said = run("list", "-D", str(folder), "-o", str(files[1])).stderr
+    assert f"is also {files[1]}, a file of -D {folder}" in said
+
+
+@NEEDS_REMOTE
+def test_an_output_into_the_system_journal_is_refused(
+    tmp_path: Path, written_journal: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no -k, -D or --journal-file the system journal is read: its files are inputs too.
+    Its folders are moved into tmp_path (never the real /var/log/journal)."""
+    from oomtrace.sources import journal
+
+    roots = (tmp_path / "var-log-journal", tmp_path / "run-log-journal")
+    monkeypatch.setattr(journal, "SYSTEM_JOURNALS", tuple(map(str, roots)))
+    files = _journal_folder(roots[1], written_journal)
+    for args in (("list", "-o", str(files[0])), ("export", "--prom-textfile", str(files[2]))):
+        result = run(*args)
+        assert result.exit_code == 2, (args, result.output)
+        _one_line_error(result.stderr, ", a file of the system journal: writing it would destroy it")
+        assert all(path.read_bytes() == written_journal for path in files), args
 
 
 def test_an_output_that_is_standard_input_is_refused(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import os
 import select
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, tzinfo
 from typing import IO, TYPE_CHECKING, Any
 
@@ -355,7 +355,7 @@ def _settings(
         implied,
     )
     # Before anything is read: `list -k x.log -o x.log` would replace the log with its report.
-    outputs.refuse_overlaps({"-o": output}, _read_paths(settings))
+    outputs.refuse_overlaps({"-o": output}, _read_paths(settings), _journal_folders(settings))
     return settings
 
 
@@ -366,6 +366,15 @@ def _read_paths(settings: _Settings) -> dict[str, tuple[str, ...]]:
         "--journal-file": settings.journal.files if settings.journal else (),
         "--record": settings.records,
     }
+
+
+def _journal_folders(settings: _Settings) -> dict[str, Iterator[str]]:
+    """The journal files this run may open inside a folder: a -D folder's, or the system journal's."""
+    if settings.journal is None:
+        return {}
+    from oomtrace.sources.journal import journal_folders
+
+    return journal_folders(settings.journal.directory, settings.journal.files)
 
 
 def _json_shape(spec: str | None, host_label: str | None) -> Shape | None:
@@ -650,7 +659,8 @@ def report_command(**options: Any) -> None:
     "export",
     epilog=f"""Writes the file atomically (a temporary file renamed over it), so node_exporter's
 textfile collector never reads half of it; a symlink is followed (its target replaced, the link
-kept); a device or FIFO is written directly. Run it from a timer, or let `watch --prom-textfile`
+kept), but not one of another user's in a sticky world-writable folder (/tmp); a device or FIFO
+is written directly. Run it from a timer, or let `watch --prom-textfile`
 keep it current.
 
 Examples:
@@ -672,7 +682,9 @@ def export_command(prom_textfile: str, **options: Any) -> None:
     from oomtrace.metrics import from_analysis  # prometheus-client: only this command needs it
 
     settings = _settings(read_piped=False, **options)
-    outputs.refuse_overlaps({"--prom-textfile": prom_textfile}, _read_paths(settings))
+    outputs.refuse_overlaps(
+        {"--prom-textfile": prom_textfile}, _read_paths(settings), _journal_folders(settings)
+    )
     analysis, _ = _analysis(settings)
     analysis = _redactor(settings, analysis).apply(analysis)
     from_analysis(analysis).write(prom_textfile)
@@ -696,7 +708,7 @@ Examples:
     "cursor_file",
     required=True,
     metavar="FILE",
-    help="Where the kills already said are kept.",
+    help="Where the kills already said are kept. " + outputs.HELP,
 )
 @_source_options
 def check_command(cursor_file: str, **options: Any) -> None:
@@ -705,7 +717,9 @@ def check_command(cursor_file: str, **options: Any) -> None:
 
     try:
         settings = _settings(read_piped=False, **options)
-        outputs.refuse_overlaps({"--cursor-file": cursor_file}, _read_paths(settings))
+        outputs.refuse_overlaps(
+            {"--cursor-file": cursor_file}, _read_paths(settings), _journal_folders(settings)
+        )
         saved = check.read(cursor_file)
         # All of the input, not only what is stamped after the last kill said: a kill stamped
         # earlier (a clock set back) or not at all (uptime-only dmesg) is news too.

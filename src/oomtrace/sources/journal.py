@@ -27,7 +27,14 @@ from oomtrace.prefilter import Prefilter, holds_anchor
 from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record
 from oomtrace.sources.base import Source
-from oomtrace.sources.journalfiles import JournalFile, host_groups, journal_paths, mended_copy, survey
+from oomtrace.sources.journalfiles import (
+    JournalFile,
+    host_groups,
+    journal_files_under,
+    journal_paths,
+    mended_copy,
+    survey,
+)
 from oomtrace.units import clock_time
 
 # Besides the kernel's records, these identifiers say why a process died.
@@ -69,6 +76,17 @@ class Boot(Frozen):
 
 def system_journal_present() -> bool:
     return any(glob.glob(os.path.join(root, "**", "*.journal"), recursive=True) for root in SYSTEM_JOURNALS)
+
+
+def journal_folders(directory: str | None, files: tuple[str, ...]) -> dict[str, Iterator[str]]:
+    """The folders a read of this journal opens files in, by how they were named (`-D DIR`, or
+    the system journal when neither -D nor --journal-file is given), each with the files a reader
+    may open there (walked only when asked for): inputs an output must not be."""
+    if directory:
+        return {f"-D {directory}": journal_files_under(directory)}
+    if files:
+        return {}
+    return {"the system journal": (p for root in SYSTEM_JOURNALS for p in journal_files_under(root))}
 
 
 def journal_source(query: JournalQuery, zone: tzinfo, prefer: str = "auto") -> Source:

@@ -15,7 +15,7 @@ import mmap
 import os
 import shutil
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from oomtrace.frozen import Frozen
 
@@ -52,6 +52,24 @@ def journal_paths(directory: str | None, files: tuple[str, ...]) -> list[str]:
     if directory:
         return sorted(glob.glob(os.path.join(glob.escape(directory), "**", "*.journal*"), recursive=True))
     return []
+
+
+def journal_files_under(directory: str) -> Iterator[str]:
+    """Every file under `directory` that a read of it may open: each name holding `.journal`, at
+    any depth, through linked folders. More than journal_paths' glob, which libsystemd's reader
+    of the folder goes beyond: it opens hidden `.x.journal` and archived `.journal~` files too."""
+    walked: set[tuple[int, int]] = set()
+    for folder, folders, names in os.walk(directory, followlinks=True):
+        try:
+            info = os.stat(folder)
+        except OSError:
+            folders.clear()
+            continue
+        if (info.st_dev, info.st_ino) in walked:
+            folders.clear()  # a link back to a folder already walked: a loop
+            continue
+        walked.add((info.st_dev, info.st_ino))
+        yield from (os.path.join(folder, name) for name in names if ".journal" in name)
 
 
 def survey(paths: list[str], kernel_index_broken: Callable[[str], bool]) -> tuple[JournalFile, ...]:

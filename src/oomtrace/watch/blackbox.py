@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from oomtrace import outputs
-from oomtrace.errors import InputError, OutputError
+from oomtrace.errors import InputError, OomtraceError
 from oomtrace.sanitize import inert
 from oomtrace.watch.notice import SCHEMA, Notice
 
@@ -34,22 +34,22 @@ class OnceSaid:
         self._then = then
         self.failing = False
 
-    def failed(self, error: OSError | OutputError) -> None:
+    def failed(self, error: OSError | OomtraceError) -> None:
         if not self.failing:
             self.failing = True
-            self._say(f"{self.what} is failing: {_reason(error)}; {self._then} (said once)")
+            self._say(f"{self.what} is failing: {self._reason(error)}; {self._then} (said once)")
 
     def worked(self, note: str = "") -> None:
         if self.failing:
             self.failing = False
             self._say(f"{self.what} is written again{note}")
 
-
-def _reason(error: OSError | OutputError) -> str:
-    if isinstance(error, OSError):
-        return error.strerror or str(error)
-    # outputs' message is `cannot write OPTION PATH: REASON`; the option and path are said already.
-    return error.message.rsplit(": ", 1)[-1]
+    def _reason(self, error: OSError | OomtraceError) -> str:
+        if isinstance(error, OSError):
+            return error.strerror or str(error)
+        # outputs' message is `cannot write OPTION PATH: REASON`; the option and path are said
+        # already (and the reason may hold a colon: a refused symlink's says where it is).
+        return error.message.removeprefix(f"cannot write {self.what}: ")
 
 
 class Record:
@@ -167,47 +167,18 @@ def read_cursor(path: str, source: str) -> str | None:
 
 
 def check_cursor_file(path: str) -> None:
-    """At start, what each save will do (a temp file beside it, renamed over it), so that a
-    cursor file that cannot be written is an error now, not at the first record."""
-    if os.path.isdir(path):
-        raise InputError(f"cannot write --cursor-file {inert(path)}: it is a directory")
-    temp = _temp_name(path)
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
-    except OSError as error:
-        folder = os.path.dirname(os.path.abspath(path))
-        raise InputError(
-            f"cannot write --cursor-file {inert(path)}: {error.strerror}",
-            hint=f"the watcher writes it anew beside it, in {inert(folder)}",
-        ) from None
-    os.close(fd)
-    os.unlink(temp)
+    """At start, what each save will do (outputs' rules: a symlink followed where it may be, a
+    temp file beside its target renamed over it), so that a cursor file that cannot be written is
+    an error now, not at the first record."""
+    outputs.check_writable(path, "--cursor-file")
 
 
 def write_cursor(path: str, source: str, cursor: str, extra: dict[str, Any] | None = None) -> None:
-    """Temp file, fsync, rename, fsync the folder: the cursor file is always whole."""
-    folder = os.path.dirname(os.path.abspath(path))
-    temp = _temp_name(path)
+    """Temp file, fsync, rename, fsync the folder: the cursor file is always whole. By the rules
+    every output follows (outputs.py's): a symlink is followed where it may be, its target
+    replaced and the link kept."""
     document = {"schema": SCHEMA, "source": source, "cursor": cursor, **(extra or {})}
-    try:
-        with open(temp, "w", encoding="utf-8") as out:
-            json.dump(document, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    directory = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-
-
-def _temp_name(path: str) -> str:
-    return f"{path}.tmp.{os.getpid()}"
+    outputs.write_text(path, lambda out: json.dump(document, out), "--cursor-file", durable=True)
 
 
 class CursorFile:
@@ -222,7 +193,7 @@ class CursorFile:
     def save(self, cursor: str, extra: dict[str, Any] | None = None) -> None:
         try:
             write_cursor(self.path, self.source, cursor, extra)
-        except OSError as error:
+        except (OSError, OomtraceError) as error:
             self._failures.failed(error)
             return
         self._failures.worked()

@@ -12,7 +12,7 @@ from rich.console import Console
 from oomtrace import outputs
 from oomtrace.errors import InputError, UsageError
 from oomtrace.sanitize import inert
-from oomtrace.sources.journal import JournalQuery, system_journal_present
+from oomtrace.sources.journal import JournalQuery, journal_folders, system_journal_present
 from oomtrace.watch.blackbox import check_cursor_file
 from oomtrace.watch.follow import (
     Follower,
@@ -71,7 +71,8 @@ Examples:
     "--cursor-file",
     metavar="FILE",
     help="Keep the position here (the journal cursor, or the boot id and kmsg sequence number) and "
-    "resume after it: nothing replayed, nothing missed, and a gap said if the cursor is gone.",
+    "resume after it: nothing replayed, nothing missed, and a gap said if the cursor is gone. "
+    + outputs.HELP,
 )
 @click.option("--warn", "warn_spec", metavar="SPEC", help=WARN_HELP)
 @click.option(
@@ -103,7 +104,8 @@ Examples:
     metavar="FILE",
     help="Append every warning, kill and (while a warning is active) each second's sample to FILE "
     "as JSON lines, fsync'd: a black box that survives a machine that wedges. `why` and `list` "
-    "read it with --record FILE. A symlink is followed; a device is refused.",
+    "read it with --record FILE. A symlink is followed (not one of another user's in a sticky "
+    "world-writable folder such as /tmp); a device is refused.",
 )
 @click.option(
     "--prom-textfile",
@@ -136,7 +138,10 @@ def watch_command(**options: Any) -> None:
     from oomtrace.cli import _Unpadded
 
     written = {name: options[key] for name, key in _WRITTEN.items()}
-    outputs.refuse_overlaps(written, {"--journal-file": options["journal_files"]})
+    journal_files = options["journal_files"]
+    # /dev/kmsg is the only file --source kmsg reads; any other source may read a journal.
+    folders = journal_folders(options["journal_dir"], journal_files) if options["source"] != "kmsg" else {}
+    outputs.refuse_overlaps(written, {"--journal-file": journal_files}, folders)
     zone: tzinfo = named_zone(options["zone_name"]) if options["zone_name"] else local_zone()
     thresholds = parse_warn(options["warn_spec"])
     cgroups = []
