@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -516,6 +517,38 @@ def test_a_closed_standard_output_is_a_one_line_error_not_nothing_found(tmp_path
     saved = tmp_path / "list.txt"
     done = _oomtrace("list", "-k", str(LOG), "-o", str(saved), shell=">&-")
     assert done.returncode == 0 and done.stderr == "" and "llama-server" in saved.read_text()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("list",), ("report",), ("why", "llama-server"), ("check", "--cursor-file", "{cursor}")],
+    ids=lambda c: c[0],
+)
+def test_a_closed_standard_error_leaves_the_report_whole(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Issue 41: with `2>&-` every command exited 2 with no output ('NoneType' object has no
+    attribute 'isatty'). Messages have nowhere to go then, but the report is written."""
+    args = [a.replace("{cursor}", str(tmp_path / "cursor.json")) for a in command]
+    done = _oomtrace(*args, "-k", str(LOG), "--tz", "UTC", shell="2>&-")
+    assert done.returncode == 0, done.stdout[-500:]
+    assert "llama-server" in done.stdout or command[0] == "check"
+    assert "Traceback" not in done.stdout and "NoneType" not in done.stdout
+
+
+def test_watch_with_standard_error_closed_writes_only_json_to_standard_output(tmp_path: Path) -> None:
+    """Issue 41: `watch --format jsonl 2>&-` wrote its diagnostics (the start-up line) into the
+    JSON stream: rich's Console, handed a None stderr, writes to standard output."""
+    from tests.journals import REMOTE
+
+    if REMOTE is None:
+        pytest.skip("needs systemd-journal-remote to write journal files")
+    from tests.test_watch_live import _journal
+
+    journal, _, _ = _journal(tmp_path)
+    done = _oomtrace(
+        "watch", "--format", "jsonl", "--journal-file", str(journal), "--duration", "1", shell="2>&-"
+    )
+    assert done.returncode == 0
+    assert [json.loads(line)["event"] for line in done.stdout.splitlines()] == ["started"]
 
 
 def test_a_closed_standard_input_is_a_one_line_error() -> None:

@@ -459,4 +459,9 @@ def guard_standard_streams() -> None:
             if opened != fd:
                 os.dup2(opened, fd)
                 os.close(opened)
+    if sys.stderr is None:
+        # Python leaves sys.stderr None when 2 was closed at start (`2>&-`): the messages go to
+        # the /dev/null now on 2, never into a report or a JSON stream (rich's Console writes to
+        # standard output when handed None).
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
     sys.stdout = StandardOutput(sys.stdout)  # type: ignore[assignment]
