@@ -756,3 +756,29 @@ def test_stdout_on_a_full_disk_holds_the_story_and_the_cursor_until_it_is_writte
             process.communicate(timeout=60)
         kills = [e for e in events(saved) if e["event"] == "kill"]
         assert [k["story"]["episode"]["victim"]["pid"] for k in kills] == [1966928]
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_a_prom_textfile_fifo_with_no_reader_never_holds_up_a_story(tmp_path: Path) -> None:
+    """Issue 41: a --prom-textfile FIFO whose reader left blocked the watcher (opening a FIFO
+    for writing waits for a reader): no kill was told until one came back. Now the FIFO is
+    written only when a reader has it open; otherwise the failure is said once and retried."""
+    journal, boot, boot_start = _journal(tmp_path)
+    fifo = tmp_path / "metrics.prom"
+    os.mkfifo(fifo)
+    watching = Watching("--journal-file", str(journal), "--prom-textfile", str(fifo), "--warn", LOG_ONLY)
+    _append(journal, _seed("seed000_llama_server_gb10", boot, 30), boot_start)
+    kill = watching.wait_for(lambda e: e["event"] == "kill", 15)
+    assert kill["story"]["episode"]["victim"]["pid"] == 1966928
+    # A reader comes: the metrics reach it (the kill counted) without a restart.
+    with open(fifo, "rb") as reader:
+        os.set_blocking(reader.fileno(), False)
+        got = b""
+        deadline = time.monotonic() + 10
+        while b"oomtrace_oom_kills_total{" not in got and time.monotonic() < deadline:
+            time.sleep(0.1)
+            with contextlib.suppress(BlockingIOError, TypeError):
+                got += reader.read() or b""
+    error = watching.stop()
+    assert b"oomtrace_oom_kills_total{" in got
+    assert error.count("no reader has the FIFO open") == 1, error

@@ -63,10 +63,12 @@ class Metrics:
     def warning(self, kind: str, count: int = 1) -> None:
         self.warnings.labels(kind).inc(count)
 
-    def write(self, path: str) -> None:
+    def write(self, path: str, *, wait_for_reader: bool = True) -> None:
         """As write_to_textfile renders it; written by outputs' rules (atomically over a regular
-        file, directly to a device or FIFO), which write_to_textfile's rename over the path is not."""
-        outputs.write_bytes(path, generate_latest(self.registry, ALLOWUTF8), "--prom-textfile")
+        file, directly to a device or FIFO), which write_to_textfile's rename over the path is not.
+        wait_for_reader=False: a FIFO with no reader (or a full one) is an OSError, not a wait."""
+        data = generate_latest(self.registry, ALLOWUTF8)
+        outputs.write_bytes(path, data, "--prom-textfile", wait_for_reader=wait_for_reader)
 
 
 def kill_labels(episode: Episode) -> tuple[str, ...]:

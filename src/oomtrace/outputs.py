@@ -70,9 +70,42 @@ def write_text(
         raise _failure(path, option, error) from None
 
 
-def write_bytes(path: str, data: bytes, option: str) -> None:
-    """UTF-8 `data` (the Prometheus textfile) at `path` by the rules above."""
+def write_bytes(path: str, data: bytes, option: str, *, wait_for_reader: bool = True) -> None:
+    """UTF-8 `data` (the Prometheus textfile) at `path` by the rules above. wait_for_reader=False:
+    a FIFO is written only if a reader has it open and its pipe has room now (the watcher's
+    metrics must never hold up a story); otherwise an OSError, which the caller retries."""
+    if not wait_for_reader and _is_fifo(path):
+        try:
+            _write_fifo_now(path, data)
+        except OSError as error:
+            raise _failure(path, option, error) from None
+        return
     write_text(path, lambda stream: stream.write(data.decode("utf-8")), option)
+
+
+def _is_fifo(path: str) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _write_fifo_now(path: str, data: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "no reader has the FIFO open") from None
+        raise
+    try:
+        done = 0
+        while done < len(data):
+            try:
+                done += os.write(fd, data[done:])
+            except BlockingIOError:
+                raise OSError(errno.EAGAIN, "the FIFO's reader is not reading (its pipe is full)") from None
+    finally:
+        os.close(fd)
 
 
 def check_writable(path: str, option: str) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import select
 import signal
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,7 +90,14 @@ class Sinks:
 
             self.metrics = Metrics()
             # At start a file it cannot write is an error (outputs' one line); later it is retried.
-            self.metrics.write(options.prom_textfile)
+            # A FIFO with no reader yet is not: it is said once and written when one comes.
+            try:
+                self.metrics.write(options.prom_textfile, wait_for_reader=False)
+            except OutputError as error:
+                if not stat.S_ISFIFO(_mode(options.prom_textfile)):
+                    raise
+                self._metrics_failures.failed(error)
+                self._metrics_due = True
         self.saved = False
 
     @property
@@ -148,7 +157,8 @@ class Sinks:
         if self.metrics is None or not self.options.prom_textfile:
             return
         try:
-            self.metrics.write(self.options.prom_textfile)
+            # A FIFO whose reader left must not hold up the stories: said once, retried.
+            self.metrics.write(self.options.prom_textfile, wait_for_reader=False)
         except (OSError, OutputError) as error:
             self._metrics_failures.failed(error)
             return
@@ -283,6 +293,13 @@ def _follow(
         if cursor_file is not None and (not sinks.saved or now - cursor_saved_at >= CURSOR_EVERY_S):
             _save(cursor_file, watcher, sinks)
             sinks.saved, cursor_saved_at = True, now
+
+
+def _mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return 0
 
 
 def _how(some: float | None, trigger: int | None, how: str) -> str:
