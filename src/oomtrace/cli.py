@@ -5,18 +5,16 @@ from __future__ import annotations
 import errno
 import importlib
 import io
-import os
 import sys
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
 import click
-from rich.console import Console
 
 from oomtrace import __version__, outputs
 from oomtrace.errors import ExitCode, NotFoundError, OomtraceError
-from oomtrace.formats import FORMATS, format_class
-from oomtrace.formats.base import Format
+from oomtrace.formats import FORMATS
+from oomtrace.render import Unpadded, quiet_broken_pipe, render
 from oomtrace.sanitize import inert
 from oomtrace.timerange import HELP as TIME_HELP
 from oomtrace.usecases.check import check_kills
@@ -71,7 +69,7 @@ class _Group(click.Group):
             raise
         except BrokenPipeError:
             # `oomtrace list | head`: the reader left; nothing more to say.
-            _quiet_broken_pipe()
+            quiet_broken_pipe()
         except Exception as error:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
@@ -236,49 +234,11 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def _settings(
-    kernel_logs: tuple[str, ...],
-    journal_dir: str | None,
-    journal_files: tuple[str, ...],
-    host: str | None,
-    jsonl_fields: str | None,
-    host_label: str | None,
-    records: tuple[str, ...],
-    boot: str | None,
-    journal_reader: str,
-    zone_name: str | None,
-    boot_time: str | None,
-    year: int | None,
-    output_format: str,
-    output: str | None,
-    since: str | None,
-    until: str | None,
-    redact: bool,
-    read_piped: bool = True,
-) -> Settings:
-    """The options checked and resolved (settings.settle), and the output checked against them."""
-    settings = settle(
-        kernel_logs,
-        journal_dir,
-        journal_files,
-        host,
-        jsonl_fields,
-        host_label,
-        records,
-        boot,
-        journal_reader,
-        zone_name,
-        boot_time,
-        year,
-        output_format,
-        output,
-        since,
-        until,
-        redact,
-        read_piped,
-    )
+def _settings(read_piped: bool = True, **options: Any) -> Settings:
+    """The options checked and resolved (settings.settle), and the outputs checked against them."""
+    settings = settle(read_piped=read_piped, **options)
     # Before anything is read: `list -k x.log -o x.log` would replace the log with its report.
-    outputs.refuse_overlaps({"-o": output}, _read_paths(settings))
+    outputs.refuse_overlaps({"-o": settings.output}, _read_paths(settings))
     return settings
 
 
@@ -294,55 +254,6 @@ def _read_paths(settings: Settings) -> dict[str, tuple[str, ...]]:
 def _say(text: str) -> None:
     """A use case's note to the person: one line on stderr, never in the report."""
     click.echo(text, err=True)
-
-
-def _render(settings: Settings, draw: Callable[[Format], None]) -> None:
-    if not settings.output:
-        _draw(sys.stdout, settings, draw)
-        return
-    outputs.write_text(settings.output, lambda stream: _draw(stream, settings, draw), "-o")
-
-
-def _draw(stream: IO[str], settings: Settings, draw: Callable[[Format], None]) -> None:
-    # COLUMNS=0 would print nothing and COLUMNS=99999999 hundreds of megabytes of padding.
-    found = _Console(file=stream)
-    width = min(max(found.width, MIN_WIDTH), MAX_WIDTH)
-    # JSON is written as json.dumps makes it, never padded: only rich's drawings need unpadding.
-    plain = stream.isatty() or settings.format == "json"
-    target: IO[str] = stream if plain else _Unpadded(stream)  # type: ignore[assignment]
-    # The height as rich finds it, found once: a console without one asks the terminal and the
-    # environment again on every print (a tenth of the printing of `why --all` on 5,000 kills).
-    console = _Console(file=target, highlight=False, width=width, height=found.height)
-    draw(format_class(settings.format)(console))
-    target.flush()
-
-
-class _Unpadded:
-    """A text stream that drops the spaces rich pads lines with (tables, panels): piped or
-    saved output has no trailing blanks to diff or grep past. A terminal gets rich as it is."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-        self._partial = ""
-
-    def write(self, text: str) -> int:
-        lines = (self._partial + text).split("\n")
-        self._partial = lines.pop()
-        if lines:
-            self._stream.write("\n".join(line.rstrip(" ") for line in lines) + "\n")
-        return len(text)
-
-    def flush(self) -> None:
-        if self._partial:
-            self._stream.write(self._partial.rstrip(" "))
-            self._partial = ""
-        self._stream.flush()
-
-    def isatty(self) -> bool:
-        return False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
 
 @cli.command(
@@ -378,16 +289,16 @@ def list_command(boots: bool, every: bool, by_host: bool, **options: Any) -> Non
     settings = _settings(**options)
     if boots:
         found = list_boots(settings)
-        _render(settings, lambda fmt: fmt.boots(found))
+        render(settings, lambda fmt: fmt.boots(found))
         return
     result = list_kills(settings, every, by_host, _say)
     if result.hosts is not None:
         hosts = result.hosts
-        _render(settings, lambda fmt: fmt.hosts(hosts))
+        render(settings, lambda fmt: fmt.hosts(hosts))
         return
     analysis, view = result.analysis, result.view
     assert view is not None
-    _render(settings, lambda fmt: fmt.list_episodes(analysis, view))
+    render(settings, lambda fmt: fmt.list_episodes(analysis, view))
 
 
 @cli.command(
@@ -435,9 +346,9 @@ def why_command(
     result = why(settings, name, every, server_logs, server_log_end, _say)
     analysis, verdict, view = result.analysis, result.verdict, result.view
     if view is None:
-        _render(settings, lambda fmt: fmt.not_found(analysis, name, verdict))
+        render(settings, lambda fmt: fmt.not_found(analysis, name, verdict))
         raise NotFoundError(result.not_found)
-    _render(settings, lambda fmt: fmt.why(analysis, view))
+    render(settings, lambda fmt: fmt.why(analysis, view))
 
 
 @cli.command(
@@ -455,7 +366,7 @@ def report_command(**options: Any) -> None:
     settings = _settings(**options)
     result = report_incidents(settings, _say)
     analysis, view = result.analysis, result.view
-    _render(settings, lambda fmt: fmt.report(analysis, view))
+    render(settings, lambda fmt: fmt.report(analysis, view))
 
 
 @cli.command(
@@ -523,26 +434,11 @@ def check_command(cursor_file: str, **options: Any) -> None:
     raise SystemExit(check.NEW_KILL if found.kills else check.OK)
 
 
-# The widths a report is laid out in, whatever the terminal or COLUMNS says.
-MIN_WIDTH, MAX_WIDTH = 40, 300
-# The shell's conventions for a process ended by a signal: 128 + its number.
-EXIT_SIGPIPE = 128 + 13
+# The watcher draws its stories unpadded as `why` does, and imports this from here (watch/command.py).
+_Unpadded = Unpadded
+
+# The shell's convention for a process ended by SIGINT: 128 + its number.
 EXIT_SIGINT = 128 + 2
-
-
-class _Console(Console):
-    """rich exits 1 when the reader of its output leaves; 1 means "nothing found" here."""
-
-    def on_broken_pipe(self) -> None:
-        _quiet_broken_pipe()
-
-
-def _quiet_broken_pipe() -> None:
-    """The reader of our output left (`| head -1`): exit as a shell would, with nothing on
-    stderr and no flush of what can no longer be written."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    raise SystemExit(EXIT_SIGPIPE)
 
 
 def main() -> None:
@@ -566,9 +462,9 @@ def main() -> None:
     except (click.exceptions.Abort, KeyboardInterrupt):
         code = EXIT_SIGINT  # Ctrl-C: quietly, with the shell's code for SIGINT
     except BrokenPipeError:
-        _quiet_broken_pipe()
+        quiet_broken_pipe()
     except OSError as error:
         if error.errno != errno.EPIPE:
             raise
-        _quiet_broken_pipe()
+        quiet_broken_pipe()
     raise SystemExit(code if isinstance(code, int) else 0)
