@@ -292,14 +292,14 @@ def test_a_symlinked_cursor_file_is_followed_and_its_target_replaced_whole(tmp_p
 # signals it there.
 STALL_IN_WRITE = """
 import sys, time
-from oomtrace import cli
-draw = cli._draw
+from oomtrace import cli, render
+draw = render.draw_on
 def stall(stream, *args):
     draw(stream, *args)
     stream.flush()
     print("in the write", file=sys.stderr, flush=True)
     time.sleep(120)
-cli._draw = stall
+render.draw_on = stall
 sys.argv = ["oomtrace", *sys.argv[1:]]
 cli.main()
 """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import os
 from collections import Counter
 from datetime import datetime, timedelta
 
@@ -13,10 +12,8 @@ from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
 from oomtrace.model import SAMPLES_BEFORE_S, Analysis, Episode, Incident, KernelWarning, Moment, ProbeSample
 from oomtrace.services import cause_of, victim_label
 from oomtrace.sources.serverlog import ServerLogFacts
+from oomtrace.target import Target
 from oomtrace.units import duration, kib, time_of_day
-
-# The kernel keeps 15 characters of a process name (TASK_COMM_LEN 16, with the NUL).
-COMM_LEN = 15
 
 
 class TimelineEntry(Frozen):
@@ -76,42 +73,24 @@ class Story(Frozen):
         return warning is not None and self.incident is not None and warning in self.incident.warnings
 
 
-def name_matches(query: str, comm: str) -> bool:
-    """Does a kernel comm name the queried process? Handles the 15-character cut."""
-    if comm == query:
-        return True  # names hold `/`, spaces and brackets: kworker/u8:2, CPU 0/KVM, runc:[2:INIT]
-    wanted = os.path.basename(query.rstrip("/")) or query
-    if comm == wanted:
-        return True
-    return len(comm) >= COMM_LEN and wanted[:COMM_LEN] == comm[:COMM_LEN]
-
-
-def find_deaths(analysis: Analysis, query: str) -> list[Episode]:
-    """Episodes whose victim is the queried name, pid or systemd unit, oldest first."""
-    if query.isdigit():
-        pid = int(query)
+def find_deaths(analysis: Analysis, target: Target) -> list[Episode]:
+    """Episodes whose victim is the target (its pid, name or systemd unit), oldest first."""
+    if target.by_pid:
+        pid = target.pid
         return [e for e in analysis.episodes if e.victim and e.victim.pid == pid]
-    return [e for e in analysis.episodes if _is_target(e, query)]
+    return [e for e in analysis.episodes if target.died_in(e)]
 
 
-def summarised_kill(analysis: Analysis, query: str) -> Moment | None:
-    """When the latest kill of the queried pid or name among those counted, not kept, was."""
+def summarised_kill(analysis: Analysis, target: Target) -> Moment | None:
+    """When the latest kill of the target among those counted, not kept, was."""
     elided = analysis.elided
     if elided is None:
         return None
-    if query.isdigit():
-        found = elided.find(int(query))
+    if target.by_pid:
+        found = elided.find(target.pid)
         return found[-1] if found else None
-    span = elided.span_of(lambda comm: name_matches(query, comm))
+    span = elided.span_of(target.names)
     return span[2] if span is not None else None
-
-
-def _is_target(episode: Episode, query: str) -> bool:
-    if episode.victim is not None and name_matches(query, episode.victim.comm):
-        return True
-    # `why llama.service` (or `why llama` for llama.service) finds kills in that unit.
-    unit = episode.unit
-    return unit is not None and query in (unit, unit.rsplit(".", 1)[0])
 
 
 def tell(analysis: Analysis, episode: Episode, query: str) -> Story:

@@ -7,7 +7,8 @@ from oomtrace.frozen import Frozen
 from oomtrace.model import Analysis, Crash, Episode
 from oomtrace.services import cause_of, restart_count
 from oomtrace.sources.serverlog import ServerLogFacts
-from oomtrace.story import Story, killed_by, name_matches, tell, victim_name
+from oomtrace.story import Story, killed_by, tell, victim_name
+from oomtrace.target import Target
 from oomtrace.units import clock, clock_time, duration, kib
 
 # A server log that ends within this long before the kill is that kill's log; a log that runs
@@ -79,15 +80,19 @@ class Verdict(Frozen):
 
 def judge(
     analysis: Analysis,
-    query: str,
+    target: Target | str,
     death: Episode | None,
     logs: list[ServerLogFacts],
     kills: int = 1,
     every: bool = False,
 ) -> Verdict:
     """Weigh the kernel's record of the target against its own log. `kills` is how many kills
-    of the target the log holds (`death` is the latest); `every` when all are told (--all)."""
-    involvement = tuple(_involvement(analysis, query)) if death is None else ()
+    of the target the log holds (`death` is the latest); `every` when all are told (--all).
+    A plain name is resolved here: the watcher judges a kill it already holds by its victim's comm."""
+    if isinstance(target, str):
+        target = Target.of(target)
+    query = target.query
+    involvement = tuple(_involvement(analysis, target)) if death is None else ()
     strongest = _strongest(involvement)
     # Without a death of its own, the log is set against the kill the target took part in.
     reading = _best_reading(
@@ -116,7 +121,7 @@ def judge(
     if death is not None:
         headline = _killed_headline(death, reading) + _of_many(query, kills, every)
         return verdict(cause_of(death), headline, found=True, episode=death)
-    crash = next((c for c in reversed(analysis.crashes) if name_matches(query, c.comm)), None)
+    crash = next((c for c in reversed(analysis.crashes) if target.names(c.comm)), None)
     facts = reading.facts if reading else None
     no_kill = " (no kernel OOM kill of it in the kernel log)"
     if facts is not None and facts.ending == "out-of-memory-error":
@@ -226,27 +231,27 @@ def _of_many(query: str, kills: int, every: bool) -> str:
     return f"; the last of {kills} kills of {query} in the log (oomtrace why {query} --all tells each)"
 
 
-def _involvement(analysis: Analysis, query: str) -> list[Involvement]:
+def _involvement(analysis: Analysis, target: Target) -> list[Involvement]:
     found = []
     for episode in analysis.episodes:
-        if episode.chosen is not None and name_matches(query, episode.chosen.comm):
-            found.append(Involvement("chosen", episode, _rss_of(episode, query)))
+        if episode.chosen is not None and target.names(episode.chosen.comm):
+            found.append(Involvement("chosen", episode, _rss_of(episode, target)))
             continue
         # A userspace killer's trigger is the daemon itself: it invoked no kernel OOM killer.
         kernel = episode.killer == "kernel"
-        if kernel and episode.trigger is not None and name_matches(query, episode.trigger.comm):
-            found.append(Involvement("trigger", episode, _rss_of(episode, query)))
+        if kernel and episode.trigger is not None and target.names(episode.trigger.comm):
+            found.append(Involvement("trigger", episode, _rss_of(episode, target)))
             continue
-        rss = _rss_of(episode, query)
-        if rss is not None and any(name_matches(query, h.name) for h in large_holders(episode)):
+        rss = _rss_of(episode, target)
+        if rss is not None and any(target.names(h.name) for h in large_holders(episode)):
             found.append(Involvement("holder", episode, rss))
-        elif any(name_matches(query, str(row.get("name", ""))) for row in episode.tasks):
+        elif any(target.names(str(row.get("name", ""))) for row in episode.tasks):
             found.append(Involvement("bystander", episode, rss))
     return found
 
 
-def _rss_of(episode: Episode, query: str) -> int | None:
-    sizes = [h.rss_kb for h in top_holders(episode, len(episode.tasks)) if name_matches(query, h.name)]
+def _rss_of(episode: Episode, target: Target) -> int | None:
+    sizes = [h.rss_kb for h in top_holders(episode, len(episode.tasks)) if target.names(h.name)]
     return max(sizes) if sizes else None
 
 
