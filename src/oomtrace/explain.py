@@ -26,14 +26,18 @@ def adj_origin(adj: int | None, task_memcg: str | None = None) -> str | None:
     if adj is None or adj == 0:
         return None
     if adj == 200:
-        # Only a cgroup under user@UID.service shows it; otherwise it is the likely source.
+        # Only a cgroup under user@UID.service shows where it came from; 200 set by hand (or by
+        # anything else) looks the same in the log, so elsewhere the origin is not said.
         if task_memcg and "/user@" in task_memcg:
-            source, seen = "200 comes from", "; its cgroup is under user@…service"
-        else:
-            source, seen = "200 most likely comes from", ""
+            return (
+                "200 comes from systemd's user manager (DefaultOOMScoreAdjust): anything started "
+                "from a login session or terminal inherits it and dies before system services; its "
+                "cgroup is under user@…service"
+            )
+        where = f"its cgroup {task_memcg} is not" if task_memcg else "the log names no cgroup"
         return (
-            f"{source} systemd's user manager (DefaultOOMScoreAdjust): anything started from a "
-            f"login session or terminal inherits it and dies before system services{seen}"
+            "200 was set for it, and the log does not say by what: systemd's user manager gives "
+            f"200 to what it starts, but {where} under a user@…service"
         )
     if adj == 1000:
         return (
