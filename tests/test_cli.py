@@ -570,3 +570,30 @@ def test_top_level_help_gives_each_command_its_whole_first_sentence() -> None:
         "Why NAME (a process name or pid) died: when, who killed it, why it, what warned first."
         in " ".join(commands.split())
     )
+
+
+def test_why_pid_of_a_trigger_tells_its_part_as_why_name_does() -> None:
+    """Issue 39: `why 4121` (seed 000's dashboard-servi, which invoked the OOM killer) exited 1
+    where `why dashboard-servi` told its part. The pid is matched wherever the report names it."""
+    log = str(FIXTURES / "seed000_llama_server_gb10" / "kernel.log")
+    by_pid = run("why", "4121", "-k", log, "--tz", "UTC", "-f", "json")
+    by_name = run("why", "dashboard-servi", "-k", log, "--tz", "UTC", "-f", "json")
+    assert by_pid.exit_code == by_name.exit_code == 0, by_pid.output
+    pid, name = json.loads(by_pid.stdout), json.loads(by_name.stdout)
+    assert [i["role"] for i in pid["involvement"]] == [i["role"] for i in name["involvement"]] == ["trigger"]
+    assert pid["verdict"].startswith("dashboard-servi (pid 4121) invoked the OOM killer at 2026-11-14")
+    # A pid that is no process of the log is still not found.
+    assert run("why", "4122", "-k", log, "--tz", "UTC").exit_code == 1
+
+
+def test_a_name_that_matches_no_comm_is_told_how_the_kernel_names_processes() -> None:
+    """Issue 39: `why vllm` for a server the kernel calls pt_main_thread: the error names the
+    victims the log holds and says the kernel's names are comms, not command lines."""
+    log = str(FIXTURES / "seed000_llama_server_gb10" / "kernel.log")
+    result = run("why", "vllm", "-k", log, "--tz", "UTC")
+    assert result.exit_code == 1
+    assert "OOM victims in it: llama-server (pid 1966928)" in result.stderr
+    assert (
+        "the kernel names a process by its comm (its executable's name, cut to 15 characters)"
+        in result.stderr
+    )

@@ -4,6 +4,7 @@ layout was most of `why --all`'s time): the lines must be those rich's Table dra
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -193,3 +194,20 @@ def test_wrapping_gives_the_lines_richs_wrap_gives(text: str, style: str, width:
     assert [(line.plain, line.style, line.spans) for line in ours] == [
         (line.plain, line.style, line.spans) for line in theirs
     ]
+
+
+def test_text_why_says_which_of_several_kills_it_tells(tmp_path: Path) -> None:
+    """Issue 39: for a name killed several times the terminal's story did not say it tells the
+    last of them (JSON and Markdown did, docs/sources.md promises it for all)."""
+    from datetime import timedelta
+
+    from tests.conftest import FIXTURES, run
+    from tests.test_charts import _crash_loop
+
+    log = _crash_loop(tmp_path / "loop.log", 3, timedelta(minutes=7))
+    text = run("why", "llama-server", "-k", str(log), "--tz", "UTC", "--year", "2026").stdout
+    assert " ".join(text.split()).startswith(
+        "The last of 3 kills of llama-server in the log (oomtrace why llama-server --all tells each)."
+    )
+    once = run("why", "llama-server", "-k", str(FIXTURES / "seed000_llama_server_gb10" / "kernel.log")).stdout
+    assert "The last of" not in once

@@ -68,6 +68,9 @@ class WhyView(Frozen):
     stories_data: Sequence[Story]
     """The model the words came from, for a format that renders data (JSON)."""
     verdict_data: Verdict
+    which_kill: str = ""
+    """Which of the target's several kills the stories are ("The last of 3 kills of ..."), for a
+    format whose stories do not carry the verdict (the terminal's); empty for one kill."""
 
 
 class ReportView(Frozen):
@@ -109,6 +112,7 @@ def why_view(analysis: Analysis, stories: Sequence[Story], verdict: Verdict) -> 
         involved_heading=_involved_heading(verdict),
         server_log=server_log,
         every=f"oomtrace why {verdict.query} --all --format json",
+        which_kill=verdict.which_kill[:1].upper() + verdict.which_kill[1:],
         footer=footer(analysis),
         stories_data=stories,
         verdict_data=verdict,

@@ -41,6 +41,12 @@ class Target(Frozen):
             return True
         return len(comm) >= COMM_LEN and self.wanted[:COMM_LEN] == comm[:COMM_LEN]
 
+    def is_process(self, comm: str, pid: object) -> bool:
+        """Is this process (a trigger, a tasks row) the target: its pid for a pid, else its name."""
+        if self.by_pid:
+            return isinstance(pid, int) and pid == self.pid
+        return self.names(comm)
+
     def died_in(self, episode: Episode) -> bool:
         """Is the episode's victim the target: its pid, its name, or a kill in its systemd unit?"""
         if self.by_pid:

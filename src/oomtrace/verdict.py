@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from oomtrace.explain import large_holders, top_holders
-from oomtrace.frozen import Frozen
+from oomtrace.frozen import Frozen, replace
 from oomtrace.model import Analysis, Crash, Episode
 from oomtrace.services import cause_of, restart_count
 from oomtrace.sources.serverlog import ServerLogFacts
@@ -76,6 +76,9 @@ class Verdict(Frozen):
     """The story of the kill the target took part in, when it was not the victim."""
     involved_role: str | None = None
     """The strongest part (ROLES) it played, whose last kill `involved_story` tells."""
+    which_kill: str = ""
+    """Where the target was killed several times, which of its kills the story tells ("the last
+    of 3 kills of llama-server in the log (...)"); empty for one kill."""
 
 
 def judge(
@@ -119,8 +122,10 @@ def judge(
         )
 
     if death is not None:
-        headline = _killed_headline(death, reading) + _of_many(query, kills, every)
-        return verdict(cause_of(death), headline, found=True, episode=death)
+        which = _of_many(query, kills, every)
+        headline = _killed_headline(death, reading) + which
+        told = verdict(cause_of(death), headline, found=True, episode=death)
+        return replace(told, which_kill=which.removeprefix("; ")) if which else told
     crash = next((c for c in reversed(analysis.crashes) if target.names(c.comm)), None)
     facts = reading.facts if reading else None
     no_kill = " (no kernel OOM kill of it in the kernel log)"
@@ -131,7 +136,8 @@ def judge(
         evidence = crash.text if crash is not None else (facts.ending_line if facts else "")
         return verdict("crash", f"{query} crashed: {evidence}{no_kill}", involvement=involvement, crash=crash)
     if involvement:
-        return verdict("unknown", _involved_headline(query, strongest, reading), involvement=involvement)
+        subject = _process_named(target, strongest[0].episode) if target.by_pid else query
+        return verdict("unknown", _involved_headline(subject, strongest, reading), involvement=involvement)
     if facts is not None and facts.ending == "clean":
         return verdict("clean-exit", f"{query} shut down cleanly: {facts.ending_line}")
     return verdict("unknown", _unknown_headline(query, reading, analysis, searched))
@@ -233,25 +239,30 @@ def _of_many(query: str, kills: int, every: bool) -> str:
 
 def _involvement(analysis: Analysis, target: Target) -> list[Involvement]:
     found = []
+    # `why 4121` asks about the process of that pid wherever it stands (a trigger, a row), as
+    # `why NAME` asks about the name.
     for episode in analysis.episodes:
-        if episode.chosen is not None and target.names(episode.chosen.comm):
+        chosen = episode.chosen
+        if chosen is not None and target.is_process(chosen.comm, chosen.pid):
             found.append(Involvement("chosen", episode, _rss_of(episode, target)))
             continue
         # A userspace killer's trigger is the daemon itself: it invoked no kernel OOM killer.
         kernel = episode.killer == "kernel"
-        if kernel and episode.trigger is not None and target.names(episode.trigger.comm):
+        trigger = episode.trigger
+        if kernel and trigger is not None and target.is_process(trigger.comm, trigger.pid):
             found.append(Involvement("trigger", episode, _rss_of(episode, target)))
             continue
         rss = _rss_of(episode, target)
-        if rss is not None and any(target.names(h.name) for h in large_holders(episode)):
+        if rss is not None and any(target.is_process(h.name, h.pid) for h in large_holders(episode)):
             found.append(Involvement("holder", episode, rss))
-        elif any(target.names(str(row.get("name", ""))) for row in episode.tasks):
+        elif any(target.is_process(str(row.get("name", "")), row.get("pid")) for row in episode.tasks):
             found.append(Involvement("bystander", episode, rss))
     return found
 
 
 def _rss_of(episode: Episode, target: Target) -> int | None:
-    sizes = [h.rss_kb for h in top_holders(episode, len(episode.tasks)) if target.names(h.name)]
+    holders = top_holders(episode, len(episode.tasks))
+    sizes = [h.rss_kb for h in holders if target.is_process(h.name, h.pid)]
     return max(sizes) if sizes else None
 
 
@@ -299,6 +310,16 @@ def _killed_instead(episodes: list[Episode]) -> str:
     missing = len(episodes) - len(victims)
     unknown = f" (and {missing} whose report does not say)" if missing else ""
     return f"the kernel killed {listed}{more}{unknown} instead"
+
+
+def _process_named(target: Target, episode: Episode) -> str:
+    """`dashboard-servi (pid 4121)` for `why 4121`: the comm the kill's report gives that pid."""
+    comms = [episode.chosen.comm] if episode.chosen is not None and episode.chosen.pid == target.pid else []
+    if episode.trigger is not None and episode.trigger.pid == target.pid:
+        comms.append(episode.trigger.comm)
+    comms += [str(row.get("name", "")) for row in episode.tasks if row.get("pid") == target.pid]
+    comm = next((c for c in comms if c), None)
+    return f"{comm} (pid {target.pid})" if comm else f"pid {target.pid}"
 
 
 def _involved_headline(

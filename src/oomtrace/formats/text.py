@@ -132,6 +132,8 @@ class TextFormat(Format):
 
     def why(self, analysis: Analysis, view: WhyView) -> None:
         if view.stories:
+            if view.which_kill:  # the stories do not say which of the target's kills they are
+                self.console.print(_t(view.which_kill + "."))
             for index, story in enumerate(view.stories):
                 if index:
                     self.console.print()

@@ -17,7 +17,7 @@ from oomtrace.sanitize import inert
 from oomtrace.sources.serverlog import ServerLogFacts, read_server_log, summarize
 from oomtrace.story import find_deaths, summarised_kill, tell, with_server_warnings
 from oomtrace.storyview import WhyView, why_view
-from oomtrace.target import Target
+from oomtrace.target import COMM_LEN, Target
 from oomtrace.timerange import parse_when
 from oomtrace.units import clock
 from oomtrace.usecases.reading import Say, read, redactor
@@ -141,4 +141,10 @@ def _not_found_message(analysis: Analysis, target: Target, verdict: Verdict) -> 
     if ranged:
         # The kills the input holds may all be outside the range: say the range, not "none at all".
         others = (others if victims else "") + f"; {ranged}"
+    if victims and not target.by_pid:
+        # `why python` for a script the kernel calls python3, `why vllm` for a pt_main_thread.
+        others += (
+            "; the kernel names a process by its comm (its executable's name, cut to "
+            f"{COMM_LEN} characters), not by its command line"
+        )
     return f"no OOM kill of {name!r} in {names}{span}{others}"
