@@ -169,7 +169,7 @@ def test_without_boot_time_uptime_stays_uptime() -> None:
         (["-k", "/nonexistent/kern.log"], "cannot read /nonexistent/kern.log: no such file"),
         (["-k", "/"], "it is a directory"),
         (["--tz", "Mars/Olympus"], "unknown time zone 'Mars/Olympus'"),
-        (["--boot-time", "yesterday-ish", "-k", str(REAL)], "cannot read --boot-time"),
+        (["--boot-time", "yesterday-ish", "-k", str(REAL)], "--boot-time: cannot read the time"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], expected: str) -> None:
@@ -597,3 +597,37 @@ def test_a_name_that_matches_no_comm_is_told_how_the_kernel_names_processes() ->
         "the kernel names a process by its comm (its executable's name, cut to 15 characters)"
         in result.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        ("--since=", "--since is empty"),
+        ("--until= ", "--until is empty"),
+        ("--boot-time=", "--boot-time is empty"),
+        ("--boot-time=0001-01-01", "--boot-time: the time '0001-01-01' is not one a log can hold"),
+        (
+            "--boot-time=9999-12-31 23:59",
+            "--boot-time: the time '9999-12-31 23:59' is not one a log can hold",
+        ),
+    ],
+)
+def test_times_a_log_cannot_hold_are_refused_in_one_line(option: str, said: str) -> None:
+    """Issue 39 and 41: `--since ''` was taken as no --since, `--boot-time 0001-01-01` accepted
+    and `9999-12-31 23:59` ignored."""
+    result = run("list", "-k", str(FIXTURES / "seed000_llama_server_gb10" / "kernel.log"), option)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"oomtrace: error: {said}") and len(result.stderr.splitlines()) == 1
+
+
+def test_boot_time_takes_epoch_seconds_as_since_does_and_a_future_since_is_said() -> None:
+    """Issue 41: `--boot-time @EPOCH` was refused though --since takes it. Issue 39: a --since
+    in the future selected nothing without a word."""
+    log = str(FIXTURES / "real_memcg_v1_6.18" / "kernel.log")
+    stamped = run("list", "-k", log, "--boot-time", "2026-11-29T09:51:05+00:00", "-f", "json", "--tz", "UTC")
+    epoch = run("list", "-k", log, "--boot-time", "@1795945865", "-f", "json", "--tz", "UTC")
+    assert epoch.exit_code == 0 and epoch.stdout == stamped.stdout
+    future = run("list", "-k", log, "--since", "2099-01-01", "--tz", "UTC")
+    assert future.exit_code == 0
+    assert "oomtrace: note: --since 2099-01-01 00:00:00+00:00 is in the future" in future.stderr
+    assert "in the future" not in run("list", "-k", log, "--since", "2020-01-01").stderr

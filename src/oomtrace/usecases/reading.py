@@ -21,7 +21,7 @@ from oomtrace.select import between
 from oomtrace.sources.base import Source
 from oomtrace.sources.textfile import KernelLogFile
 from oomtrace.sources.watchrecord import WatchRecordFile
-from oomtrace.usecases.settings import Settings
+from oomtrace.usecases.settings import Settings, future_note
 
 Say = Callable[[str], None]
 """Where a use case's notes to the person go (a line on stderr, from the CLI)."""
@@ -87,6 +87,8 @@ def read(settings: Settings, say: Say) -> tuple[Analysis, int]:
     """Read every source, then keep what lies within --since/--until."""
     sources = _sources(settings)
     _say_if_stdin_is_silent(settings, say)
+    if (note := future_note(settings)) is not None:
+        say(note)
     if not _show_progress(settings):
         analysis = analyze(sources, None, settings.since, settings.until)
         _refuse_empty_stdin(settings, analysis)

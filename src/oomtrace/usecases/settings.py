@@ -78,21 +78,11 @@ def settle(
             hint="use a year from 1970 to 9999",
         )
     assert zone is not None
-    booted = None
-    if boot_time:
-        from dateutil.parser import ParserError
-        from dateutil.parser import parse as parse_date
-
-        try:
-            booted = parse_date(boot_time)
-        except (ParserError, ValueError, ArithmeticError):  # dateutil: OverflowError, decimal errors
-            raise UsageError(
-                f"cannot read --boot-time {boot_time!r}", hint="use a form like '2026-11-14 08:00:03'"
-            ) from None
-        if booted.tzinfo is None:
-            booted = booted.replace(tzinfo=zone)
-    since_time = parse_when(since, zone) if since else None
-    until_time = parse_when(until, zone) if until else None
+    # A time given is read as --since and --until are (@EPOCH too, and only times a log can
+    # hold: 0001-01-01 or 9999-12-31 23:59 is a typo, not a boot); an empty one is refused.
+    booted = _when("--boot-time", boot_time, zone)
+    since_time = _when("--since", since, zone)
+    until_time = _when("--until", until, zone)
     if since_time and until_time and since_time > until_time:
         raise UsageError(f"--since {since!r} is after --until {until!r}")
     implied = read_piped and not kernel_logs and not journal_dir and not journal_files and _stdin_is_data()
@@ -150,6 +140,32 @@ def _stdin_is_data() -> bool:
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         return False
     return stat.S_ISFIFO(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_size > 0)
+
+
+def _when(option: str, value: str | None, zone: tzinfo) -> datetime | None:
+    if value is None:
+        return None
+    if not value.strip():
+        raise UsageError(f"{option} is empty", hint="give a time, or leave the option out")
+    try:
+        return parse_when(value, zone)
+    except UsageError as error:
+        # parse_when speaks of "the time": say which option held it.
+        raise UsageError(f"{option}: {error.message}", hint=error.hint) from None
+
+
+def future_note(settings: Settings, now: datetime | None = None) -> str | None:
+    """A --since after now selects nothing any log holds yet: said, not refused (a clock set
+    wrong, or a zone: `--since 14:00` read in UTC at 13:30 local)."""
+    if settings.since is None:
+        return None
+    now = now or datetime.now(settings.zone)
+    if settings.since <= now:
+        return None
+    return (
+        f"oomtrace: note: --since {settings.since.isoformat(sep=' ', timespec='seconds')} is in the "
+        f"future (it is {now.isoformat(sep=' ', timespec='seconds')} now): no log holds a time after now"
+    )
 
 
 def ranged(settings: Settings, since: datetime, until: datetime) -> Settings:
