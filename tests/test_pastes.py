@@ -457,6 +457,13 @@ def test_seed_000_one_kill_with_its_trigger_its_warning_and_no_invented_date() -
     assert "Invoked by     dashboard-servi\n" in why.stdout
     assert "First warning  NVIDIA driver out of memory (NV_ERR_NO_MEMORY) (3m13s before the" in why.stdout
     assert "When           13:12:12 (date unknown)" in why.stdout
+    # The write-up's point (issue 39): RSS is the wrong instrument. Its kill line has no
+    # file-rss, so the gap is said against anon-rss, and what the missing field leaves open.
+    said = " ".join(why.stdout.split())
+    assert (
+        "Outside RSS total-vm 156.6 GiB against anon-rss 30.2 GiB: 126.4 GiB mapped but not anonymous" in said
+    )
+    assert "gives no file-rss or shmem-rss, so the log does not say how much of it was page cache" in said
     for false in ("not in the log", "First warning  none", "asking for None", "2026", "Also killed    llama"):
         assert false not in why.stdout
     # A quote is not the whole log: what it holds is said, nothing beyond it.
@@ -494,6 +501,11 @@ def test_seed_002_one_kill_its_summary_after_it_and_a_cut_summary_read_as_printe
     for prose_only in ("pipewire", "dbus-daemon", "kactivitymanage", "1000"):
         assert prose_only not in why
     assert run("why", "pipewire", "-k", str(log)).exit_code != 0
+    # Issue 39: 968 KiB resident against 267 GiB mapped, said with the fields the line has.
+    said = " ".join(why.split())
+    assert (
+        "total-vm 267.0 GiB against anon-rss 968 KiB: 267.0 GiB mapped but not anonymous and resident" in said
+    )
 
 
 def test_seed_004_a_write_up_with_no_kill_says_so_and_nothing_else() -> None:

@@ -72,7 +72,7 @@ def outside_rss_note(victim: Victim | None) -> str | None:
         return None
     rss = resident_kb(victim)
     if rss is None:
-        return None
+        return _outside_anon_note(victim)
     gap = victim.total_vm_kb - rss
     if victim.total_vm_kb < _VM_TO_RSS_RATIO * max(rss, 1) or gap < _VM_OVER_RSS_MIN_KB:
         return None
@@ -80,6 +80,26 @@ def outside_rss_note(victim: Victim | None) -> str | None:
         f"total-vm {kib(victim.total_vm_kb)} against {kib(rss)} resident: {kib(gap)} mapped but not "
         "in its RSS. On unified memory (DGX Spark / GB10, Grace, Jetson) CUDA buffers live there and "
         "no RSS counts them; elsewhere it is mostly untouched mappings (mmap'd weights, arenas)"
+    )
+
+
+def _outside_anon_note(victim: Victim) -> str | None:
+    """The same with the fields a kill line gives when it lacks file-rss (a write-up's quote,
+    an old kernel): total-vm against anon-rss shows what is mapped but not anonymous and
+    resident; what part of it is page cache the missing fields leave open."""
+    vm, anon = victim.total_vm_kb, victim.anon_rss_kb
+    if vm is None or anon is None:
+        return None
+    gap = vm - anon - (victim.shmem_rss_kb or 0)
+    if vm < _VM_TO_RSS_RATIO * max(anon, 1) or gap < _VM_OVER_RSS_MIN_KB:
+        return None
+    missing = "file-rss" if victim.shmem_rss_kb is not None else "file-rss or shmem-rss"
+    return (
+        f"total-vm {kib(vm)} against anon-rss {kib(anon)}: {kib(gap)} mapped but not anonymous and "
+        f"resident. The kill line gives no {missing}, so the log does not say how much of it was "
+        "page cache (mmap'd files, model weights). On unified memory (DGX Spark / GB10, Grace, "
+        "Jetson) CUDA buffers live there and no RSS counts them; elsewhere it is mostly untouched "
+        "mappings"
     )
 
 
