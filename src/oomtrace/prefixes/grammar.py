@@ -6,6 +6,11 @@ how its stamp reads; `known` is the table that tries them, first by the line's f
 the rule where two families would read a line: keep it when adding one. `split_prefixes` reads a
 line the long way: undecorated, a family's prefix at its start or further in (after a prefix of
 its own: a console's name, a shell prompt), else a known message behind some prefix, else none.
+
+Why `known` is one function of branches, not a loop over family objects each asked "is this
+yours?": the families share steps around their stamps (a `<level>`, `dmesg -x` or weekday lead
+cut first; the host and tag after the stamp; kern.log's `[ uptime] ` after `kernel: `), and the
+first character already rules most of them out; a loop would ask every family of every line.
 """
 
 from __future__ import annotations
