@@ -1,0 +1,33 @@
+"""A time of day with no date, as write-ups quote lines: `13:12:12  dashboard-servi invoked oom-killer`.
+
+No paste of the corpus is stamped so throughout; tests/test_pastes.py's write-up
+
+    13:12:12  dashboard-servi invoked oom-killer
+
+is that message with a clock reading of 13:12:12 and no date (records.Stamp.clock): none is
+invented, and a clock going back by more than half a day is the next day's (state.py). Also
+`[13:12:12] msg`, and a bracketed date-time of some other shape (`[2023-01-02 12:34:56 CET]`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from oomtrace.lazyregex import lazy_compile
+from oomtrace.prefixes.cut import Split
+from oomtrace.prefixes.state import ReadState
+from oomtrace.prefixes.syslog import syslog_rest
+
+# A bare time of day. It has no date and no zone: a clock reading, never a wall time.
+CLOCK_ONLY = lazy_compile(
+    r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d):(?P<s>[0-5]\d)(?P<f>[.,]\d{1,9})?(?:\s+(?=\S)|\s*$)"
+)
+# A bracketed date-time in some other shape, often with a zone name: `[2023-01-02 12:34:56 CET]`.
+BRACKETED = lazy_compile(r"\[([^\[\]]{0,40}\d{1,2}:\d{2}:\d{2}[^\[\]]{0,30})\]\s?")
+
+
+def clock_only(state: ReadState, rest: str, match: re.Match[str]) -> Split:
+    """A bare time of day: a stamp with a clock reading and no date (none is invented). A
+    line of nothing but the stamp (a write-up split stamp and message) stamps the next."""
+    message, ident, host, pid = syslog_rest(rest[match.end() :], tagless_is_host=False)
+    return Split(state._clock_stamp(match), ident, host, pid, message, True)

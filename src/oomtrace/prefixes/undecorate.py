@@ -1,0 +1,65 @@
+"""What a copy adds around a log line, taken off before any family reads it.
+
+E-mail quoting, quoted-printable, Markdown emphasis and escapes, list bullets, terminal colours
+and invisible characters, and the decoration a source's lines share (a console's name). From
+tests/realworld/cases/old-linuxmm-qp-nested-msgctl11 and dev-smartdns-logread-bold:
+
+    >> > > > msgctl11 invoked oom-killer: gfp_mask=3D0x200da, order=3D0, oom_ad=
+    **Fri Aug  7 08:24:06 2026 kern.info kernel: [13579.902296] oom-kill:constraint=...**
+
+read as `msgctl11 invoked oom-killer: gfp_mask=0x200da, order=0, oom_ad` and
+`Fri Aug  7 08:24:06 2026 kern.info kernel: [13579.902296] oom-kill:constraint=...`.
+"""
+
+from __future__ import annotations
+
+import quopri
+
+from oomtrace.lazyregex import lazy_compile
+
+# Decorations glued to pasted lines: e-mail quoting, Markdown emphasis and code marks, and the
+# backslashes Markdown escapes need.
+_QUOTED = lazy_compile(r"(?:[ \t]{0,3}>)+[ \t]?")
+# Not `__`: kernel symbols begin with it (`__alloc_pages_slowpath+0x...`).
+MARKS = "*`"
+_MARKDOWN_EDGE = lazy_compile(r"^\s*(?:\*\*|`+)|(?:\*\*|`+)\s*$")
+_MD_ESCAPE = lazy_compile(r"\\([\[\]_*#<>`()|-])")
+# Escapes only Markdown writes, where the kernel writes the text (a stamp's or a pid's bracket,
+# its field names): a line without one is log text, whose backslashes (`ll\ama\-srv`) are its own.
+_MD_ESCAPED = lazy_compile(r"\\\[\s*\d|oom\\_|\\_(?:mask|memcg|allowed|bytes|adj)|\\-(?:rss|vm|killer)")
+# Characters a copy adds that nobody sees: zero-width spaces and joiners, direction marks, a
+# byte-order mark; a no-break space stands for a space.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None) | {0xA0: " "}
+# Terminal sequences a paste kept before its lines (`dmesg --color=always`, a pager's output), and
+# the colours within a line that begins with one. An escape inside a message of an uncoloured
+# line is the message's own (a process name may hold one): kept, and shown escaped.
+_ANSI_LEAD = lazy_compile(r"(?:\x1b\[[0-9;?]*[ -/]*[@-~])+")
+_ANSI_COLOUR = lazy_compile(r"\x1b\[[0-9;]*m")
+# A list bullet before each line of a paste (`* [ 123.4] Out of memory: ...`, `• ...`).
+_BULLET = lazy_compile(r"\s{0,3}[*•·]\s?(?=\S)(?!\*)")
+# Largest prefix kept as a decoration to cut off the lines that follow.
+MAX_DECORATION = 80
+
+
+def undecorate(line: str, decoration: str) -> str:
+    """The line without what a copy added, and without `decoration` (a prefix the lines before
+    it had, see state.ReadState._learn) where it begins with it."""
+    if not line.isascii():
+        line = line.translate(_INVISIBLE)
+    if line[:1] == "\x1b" and (lead := _ANSI_LEAD.match(line)):
+        line = _ANSI_COLOUR.sub("", line[lead.end() :])
+    if decoration and line.startswith(decoration):
+        line = line[len(decoration) :]
+    if ">" in line[:4]:
+        line = _QUOTED.sub("", line, count=1) if _QUOTED.match(line) else line
+    if "\\" in line and _MD_ESCAPED.search(line):
+        line = _MD_ESCAPE.sub(r"\1", line).rstrip("\\")
+    if "=3D" in line:
+        # A mail quoted-printable in transit: `gfp_mask=3D0x200da` (every `=` is `=3D` then).
+        line = quopri.decodestring(line.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+    if line.lstrip()[:1] in MARKS or line[-1:] in MARKS:
+        # `**[ 123.4] Out of memory: ...**`, a code span, a fence: Markdown, never log text.
+        line = _MARKDOWN_EDGE.sub("", line)
+    if line.lstrip()[:1] in "*•·":
+        line = _BULLET.sub("", line, count=1) if _BULLET.match(line) else line
+    return line
