@@ -521,3 +521,20 @@ def test_lines_of_their_own_stamps_read_as_the_full_grammar_reads_them(lines: li
     assert splitter.split(text[0], 1) + splitter.split_block("\n".join(text[1:]), 2) == full
     assert splitter.read_state() == long_way.read_state()
     assert splitter._same == line_by_line._same  # the prefix learnt, as the line after reads it
+
+
+def test_a_stamp_read_by_dateutil_never_takes_the_date_of_the_run() -> None:
+    """dateutil fills what a stamp lacks from today: `[2025-09-13T20:46:45.25Z]` (a Talos node's
+    prefix, tests/realworld's dev-talos-rpi5-node-prefix) was dated the day oomtrace ran, a
+    `Jun 12 06:39:26:` stamp took the year of the run, and `29 01:00:04` (a quote that cut the
+    month off) this month. The date glued by a T is read; a missing year is inferred as
+    syslog's is (--year, else the file's time); a missing month leaves no date at all."""
+    from datetime import UTC, datetime
+
+    splitter = LineSplitter("x.log", zone=UTC, year=2019)
+    (talos,) = splitter.split("mc-pt1: kern: warning: [2025-09-13T20:46:45.253118849Z]: Mem-Info:", 1)
+    assert talos.stamp.wall == datetime(2025, 9, 13, 20, 46, 45, 253118, tzinfo=UTC)
+    (june,) = splitter.split("xx Jun 12 06:39:26: earlyoom: sending SIGTERM to process 1", 2)
+    assert june.stamp.wall is not None and june.stamp.wall.year == 2019
+    (cut,) = LineSplitter("x.log", zone=UTC).split('"29 01:00:04 localhost kernel: Killed process 1 (x)', 3)
+    assert cut.stamp.wall is None and cut.stamp.clock == 3604.0  # a time of day, no date

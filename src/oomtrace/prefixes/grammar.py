@@ -36,6 +36,7 @@ from oomtrace.prefixes.state import ReadState
 from oomtrace.prefixes.syslog import KERNEL_ONLY, SYSLOG, syslog_rest, syslog_wall
 from oomtrace.prefixes.undecorate import undecorate
 from oomtrace.prefixes.weekday import DMESG_T, WEEKDAY_FIRST, weekday_first
+from oomtrace.prefixes.years import year_for
 from oomtrace.records import NO_STAMP, Stamp
 
 # Where a stamp the grammar reads may begin inside a line, after a prefix of its own (a VM
@@ -48,6 +49,12 @@ _STAMP_START = lazy_compile(
     # (`/var/log/messages-20150510:May  9 23:40:38 host kernel: ...`).
     r"|(?<![^\s:])\S{3,5}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s"
 )
+
+
+# A four-digit year among a stamp's words (`2025-09-13 20:46:45`, `Jun 12 06:39:26 2025`).
+_YEAR = lazy_compile(r"(?<!\d)\d{4}(?!\d)")
+# A month among them: a name, or a numeric date (`2025-09-13`, `13.09.2025`, `09/13`).
+_MONTH = lazy_compile(r"[^\W\d_]{3}|\d{1,4}[-/.]\d{1,2}")
 
 
 def known(state: ReadState, line: str) -> Split | None:
@@ -91,7 +98,7 @@ def known(state: ReadState, line: str) -> Split | None:
                 message, ident, host, pid = syslog_rest(rest[match.end() :], tagless_is_host=False)
                 return Split(stamp, ident, host, pid, message, True)
             if match:
-                wall = fuzzy_time(stamp_words(match.group(1)), state.zone)
+                wall = dated_time(state, stamp_words(match.group(1)))
                 if wall is not None:
                     raw = match.group(1)
                     rest, ident, host, pid = syslog_rest(rest[match.end() :], tagless_is_host=False)
@@ -198,6 +205,22 @@ def split_prefixes(state: ReadState, line: str) -> Split:
     return split
 
 
+def dated_time(state: ReadState, words: str) -> datetime | None:
+    """dateutil's reading of a stamp, with the year inferred as syslog's is (--year, or the
+    file's time) where the stamp gives none: dateutil fills in the current year, and a log of
+    June read in December was dated in the wrong year."""
+    if not _MONTH.search(words):
+        # `29 01:00:04` (a quote cut the month off): dateutil would take this month.
+        return None
+    wall = fuzzy_time(words, state.zone)
+    if wall is None or _YEAR.search(words):
+        return wall
+    try:
+        return wall.replace(year=year_for(state.year, state.reference, wall.month, wall.day))
+    except ValueError:  # 29 February in a year that has none
+        return None
+
+
 def stamp_in(state: ReadState, head: str) -> Stamp:
     """A stamp in a prefix no grammar read: an uptime, or a date-time dateutil reads."""
     uptime_match = UPTIME.search(head) or UPTIME_NO_BRACKET.search(head)
@@ -206,7 +229,7 @@ def stamp_in(state: ReadState, head: str) -> Stamp:
         # `node-1 | 13:12:12 | msg`: a time of day, no date; dateutil would make it today.
         stamp = state._clock_stamp(clock)
         return state._remember(Stamp(None, None, head.strip(), stamp.boot, stamp.clock))
-    wall = fuzzy_time(words, state.zone) if words else None
+    wall = dated_time(state, words) if words else None
     uptime = float(uptime_match.group(1)) if uptime_match else None
     if wall is None and uptime is None:
         return NO_STAMP

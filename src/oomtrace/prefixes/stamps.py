@@ -50,6 +50,8 @@ _CLOCK_TAIL = lazy_compile(r"(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|[A-Z]{2
 # A word that may be part of the date before a clock: digits and separators, or a month or
 # weekday name (`Sat`, `Nov`, `14,`, `2026-11-14`, `14.11.2026`). A host `gpu07` is none.
 _DATE_WORD = lazy_compile(r"[\d/.,-]{1,10}|[^\W\d_]{2,9}[.,]?")
+# An ISO date glued to the clock after it (`2025-09-13T`), at the end of what precedes the clock.
+_ISO_DATE_T = lazy_compile(r"(?<!\d)\d{4}-\d{1,2}-\d{1,2}T$")
 # Zone names dateutil does not know on its own (it knows UTC, GMT and the local zone's).
 ZONE_NAMES = {
     name: timezone(timedelta(hours=hours), name)
@@ -105,6 +107,11 @@ def stamp_words(head: str) -> str:
         return head
     tail = _CLOCK_TAIL.match(head, clock.end())
     end = tail.end() if tail else clock.end()
+    glued = _ISO_DATE_T.search(head, 0, clock.start())
+    if glued is not None:
+        # `[2025-09-13T20:46:45.25Z]`: the date is glued to the clock by a T, not a word before
+        # it; without it dateutil would give the clock today's date.
+        return head[glued.start() : end]
     words = head[: clock.start()].split()
     date: list[str] = []
     for word in reversed(words[-4:]):
