@@ -631,3 +631,27 @@ def test_boot_time_takes_epoch_seconds_as_since_does_and_a_future_since_is_said(
     assert future.exit_code == 0
     assert "oomtrace: note: --since 2099-01-01 00:00:00+00:00 is in the future" in future.stderr
     assert "in the future" not in run("list", "-k", log, "--since", "2020-01-01").stderr
+
+
+def test_a_range_selects_kills_not_whole_incidents(tmp_path: Path) -> None:
+    """Issue 41: kills 60 s apart are one incident; a 5-minute range listed all 20 and said
+    "none outside it", and `why --since` told a kill before the range. A range selects kills,
+    on every source, as a journal read does."""
+    from datetime import timedelta
+
+    from tests.test_charts import _crash_loop
+
+    log = _crash_loop(tmp_path / "loop.log", 20, timedelta(seconds=60))
+    args = ("-k", str(log), "--tz", "UTC", "--year", "2026")
+    everything = json.loads(run("list", *args, "-f", "json").stdout)
+    assert len(everything["incidents"]) == 1 and len(everything["episodes"]) == 20
+    times = [e["time"] for e in everything["episodes"]]
+    since, until = times[5], times[9]  # five kills, the 6th to the 10th
+    ranged = run("list", *args, "--since", since, "--until", until, "-f", "json")
+    assert [e["time"] for e in json.loads(ranged.stdout)["episodes"]] == times[5:10]
+    text = " ".join(run("list", *args, "--since", since, "--until", until).stdout.split())
+    assert "15 kills in the input outside it" in text
+    told = json.loads(run("why", "llama-server", *args, "--since", since, "-f", "json").stdout)
+    assert told["episode"]["time"] == times[-1]
+    first = json.loads(run("why", "llama-server", *args, "--until", since, "-f", "json").stdout)
+    assert first["episode"]["time"] == times[5]  # the last kill at or before --until

@@ -386,7 +386,8 @@ def test_a_range_that_leaves_out_the_other_incident_leaves_out_its_kills_meanwhi
     result = run("report", *args, "-f", "json")
     assert result.exit_code == 0, result.output
     (story,) = json.loads(result.stdout)["incidents"]
-    assert [e["victim"]["pid"] for e in [story["episode"], *story["collateral"]]] == [3001, 3003]
+    # The range selects kills (issue 41): job-a's second kill, 30 s later, is outside it too.
+    assert [e["victim"]["pid"] for e in [story["episode"], *story["collateral"]]] == [3001]
     assert story["elsewhere"] == []
     assert "job-b" not in run("report", *args).stdout
 

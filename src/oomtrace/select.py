@@ -19,11 +19,18 @@ def between(analysis: Analysis, since: datetime | None, until: datetime | None) 
     if since is None and until is None:
         return analysis, 0
     untimed = sum(1 for e in analysis.episodes if e.moment.time is None)
-    inside = {e.id for e in analysis.episodes if _inside(e.moment, since, until)}
-    incidents = tuple(i for i in analysis.incidents if inside.intersection(i.episode_ids))
-    # A kept incident keeps all its kills, even one a second past the edge of the range.
-    kept = {episode_id for incident in incidents for episode_id in incident.episode_ids}
-    incidents = tuple(replace(i, beside=tuple(e for e in i.beside if e in kept)) for i in incidents)
+    # The range selects kills, exactly as a journal read does: an incident that straddles its
+    # edge keeps only the kills inside (its warnings and lead time are still the incident's).
+    kept = {e.id for e in analysis.episodes if _inside(e.moment, since, until)}
+    incidents = tuple(
+        replace(
+            i,
+            episode_ids=tuple(e for e in i.episode_ids if e in kept),
+            beside=tuple(e for e in i.beside if e in kept),
+        )
+        for i in analysis.incidents
+        if kept.intersection(i.episode_ids)
+    )
     episodes = tuple(e for e in analysis.episodes if e.id in kept)
     warnings = tuple(w for w in analysis.warnings if _inside(w.last, since, until))
     trimmed = replace(
