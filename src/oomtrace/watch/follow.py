@@ -19,15 +19,9 @@ from oomtrace.jsonshapes import load_object
 from oomtrace.prefilter import Prefilter, anchored
 from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record, Stamp
-from oomtrace.sources.journal import (
-    JournalQuery,
-    _add_matches,
-    _entry,
-    _field,
-    _journalctl,
-    _matches_argv,
-    _open_reader,
-)
+from oomtrace.sources.journalctl import journalctl_argv, matches_argv
+from oomtrace.sources.journalpython import add_matches, current_entry, entry_field, open_reader
+from oomtrace.sources.journalquery import JournalQuery
 
 KMSG = "/dev/kmsg"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
@@ -330,8 +324,8 @@ class JournalReaderFollower(_JournalFollower):
 
     def __init__(self, query: JournalQuery, zone: tzinfo, cursor: str | None = None) -> None:
         super().__init__(zone, cursor)
-        self.reader = _open_reader(query)
-        _add_matches(self.reader, query, None)
+        self.reader = open_reader(query)
+        add_matches(self.reader, query, None)
         self._pending = False
         """The reader stands on an entry not yet read (the first after a vacuumed cursor)."""
         resumed = rejected = False
@@ -383,9 +377,9 @@ class JournalReaderFollower(_JournalFollower):
         # _next/_get read one field without decoding the entry: most kernel entries are noise.
         while self._pending or reader._next():
             self._pending = False
-            kernel = _field(reader, "_TRANSPORT") == "kernel"
-            if self._wanted(kernel, _field(reader, "MESSAGE")):
-                self._add(_entry(reader), reader._get_cursor())
+            kernel = entry_field(reader, "_TRANSPORT") == "kernel"
+            if self._wanted(kernel, entry_field(reader, "MESSAGE")):
+                self._add(current_entry(reader), reader._get_cursor())
             else:
                 self._skip(reader._get_cursor())
         return self._batch()
@@ -414,8 +408,8 @@ class JournalctlFollower(_JournalFollower):
         self.description = f"the {query.name} through journalctl -f, {how}"
 
     def _start(self, position: list[str]) -> subprocess.Popen[bytes]:
-        command = [*_journalctl(self.query), "-f", "-o", "json", "--all", "--no-pager", *position]
-        command += _matches_argv(self.query.host)
+        command = [*journalctl_argv(self.query), "-f", "-o", "json", "--all", "--no-pager", *position]
+        command += matches_argv(self.query.host)
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert process.stdout is not None
         flags = fcntl.fcntl(process.stdout, fcntl.F_GETFL)
