@@ -26,8 +26,9 @@ from oomtrace.frozen import replace
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.watch.blackbox import Record as BlackBox
-from oomtrace.watch.follow import Batch, _unescape
+from oomtrace.watch.follow import Batch
 from oomtrace.watch.hooks import Hook
+from oomtrace.watch.kmsgfollow import _unescape
 from oomtrace.watch.notice import EVENTS, Notice
 from oomtrace.watch.probes import CGROUP_EVENTS, CgroupCounters, Memory, Pressure, read_pressure
 from oomtrace.watch.thresholds import Thresholds, parse_warn
