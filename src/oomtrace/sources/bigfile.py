@@ -141,7 +141,10 @@ class _Window:
 
 
 class _ChunkReader:
-    """Hands the lines of each chunk that matter to the splitter, in file order."""
+    """Hands the lines of each chunk that matter to the splitter, in file order. Over 250 lines
+    because holding records back, reading a cut report's body back and counting Xid repeats
+    share one window, the splitter's checkpoints and the line numbers known so far, per anchor
+    line: split into classes they would pass that state back and forth on the hot path."""
 
     def __init__(self, splitter: LineSplitter, prefilter: Prefilter) -> None:
         self.splitter = splitter

@@ -88,6 +88,11 @@ class Sample(Frozen):
 
 
 class Watcher:
+    """Records and samples in, notices out. Over 250 lines because the settle, the holds on the
+    cursor, the warnings said or counted and the kills told are one state that each record and
+    sample changes together; the pieces with a job of their own are apart (storybuffer.py keeps
+    the records, rises.py matches a cgroup counter to a kill)."""
+
     def __init__(
         self,
         thresholds: Thresholds,
