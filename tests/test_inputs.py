@@ -355,9 +355,9 @@ def test_an_otlp_export_with_372_kb_lines_is_read(tmp_path: Path, monkeypatch: p
 
 
 def test_a_json_line_over_its_bound_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from oomtrace.sources import textfile
+    from oomtrace.sources import lines
 
-    monkeypatch.setattr(textfile, "MAX_JSON_LINE_BYTES", 256 * 1024)
+    monkeypatch.setattr(lines, "MAX_JSON_LINE_BYTES", 256 * 1024)
     export = tmp_path / "otel-export.jsonl"
     otlp_export(export, records_a_line=1600)
     document = same_on_both_paths(export, monkeypatch)

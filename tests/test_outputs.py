@@ -445,10 +445,10 @@ def test_an_output_into_the_system_journal_is_refused(
 ) -> None:
     """With no -k, -D or --journal-file the system journal is read: its files are inputs too.
     Its folders are moved into tmp_path (never the real /var/log/journal)."""
-    from oomtrace.sources import journal
+    from oomtrace.sources import journalquery
 
     roots = (tmp_path / "var-log-journal", tmp_path / "run-log-journal")
-    monkeypatch.setattr(journal, "SYSTEM_JOURNALS", tuple(map(str, roots)))
+    monkeypatch.setattr(journalquery, "SYSTEM_JOURNALS", tuple(map(str, roots)))
     files = _journal_folder(roots[1], written_journal)
     for args in (("list", "-o", str(files[0])), ("export", "--prom-textfile", str(files[2]))):
         result = run(*args)

@@ -26,8 +26,9 @@ from oomtrace.frozen import replace
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.watch.blackbox import Record as BlackBox
-from oomtrace.watch.follow import Batch, _unescape
+from oomtrace.watch.follow import Batch
 from oomtrace.watch.hooks import Hook
+from oomtrace.watch.kmsgfollow import _unescape
 from oomtrace.watch.notice import EVENTS, Notice
 from oomtrace.watch.probes import CGROUP_EVENTS, CgroupCounters, Memory, Pressure, read_pressure
 from oomtrace.watch.thresholds import Thresholds, parse_warn
@@ -652,7 +653,7 @@ def test_a_backlog_larger_than_the_buffer_tells_every_kill_and_holds_the_cursor(
     """Issue 41: a restart after 600 reports of 126 lines told the last 159. Read as a catch-up
     does (batches at one instant, the settle never reached), every kill is told once, and the
     cursor never passes a kill not yet told."""
-    from oomtrace.watch import watcher as module
+    from oomtrace.watch import storybuffer as module
 
     records = _report_records(600, 55, 60.0)
     assert len(records) > 3 * module.BUFFER_MAX
@@ -678,7 +679,7 @@ def test_a_backlog_larger_than_the_buffer_tells_every_kill_and_holds_the_cursor(
     watcher.tick(6.0, now)
     pids = _kills_told(said)
     assert sorted(pids) == [2_000_000 + n for n in range(600)]
-    assert len(watcher._buffer) <= module.BUFFER_MAX + 200
+    assert len(watcher._story.records) <= module.BUFFER_MAX + 200
     assert watcher.cursor == str(position)
     # Each story still has its report: the trigger and the tasks table.
     kills = [n for n in said if n.event == "kill"]

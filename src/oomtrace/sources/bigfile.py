@@ -14,7 +14,7 @@ of the lines handled are held back until the next anchor line says which it is.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from oomtrace.episodes import REPEAT_GAP_S, REPORT_LINE_EVENTS, record_gap
 from oomtrace.errors import InputError
@@ -25,12 +25,10 @@ from oomtrace.prefilter import REGION_MAX_LINES, XID_ANCHOR, Prefilter
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources import chunks
-from oomtrace.sources.base import DAMAGED
+from oomtrace.sources.base import DAMAGED, Source
 from oomtrace.sources.compressed import untrusted
-from oomtrace.sources.textfile import BoundedLines, bound_note, open_bytes
-
-if TYPE_CHECKING:
-    from oomtrace.sources.textfile import KernelLogFile
+from oomtrace.sources.lines import BoundedLines, bound_note
+from oomtrace.sources.logbytes import open_bytes
 
 # Lines always read in full at the start: the format, the first stamp (a run of empty lines
 # counts as one).
@@ -51,9 +49,11 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").rstrip("\r\n")
 
 
-def big_file_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[Record]:
-    """The head in full, then chunk by chunk only anchor lines, the reports they open, and Xids.
-    A file is read at offsets; standard input, a decompressor's or a transcoder's bytes stream."""
+def big_file_records(source: Source, path: str, splitter: LineSplitter) -> Generator[Record, None, int]:
+    """The head in full, then chunk by chunk only anchor lines, the reports they open, and Xids;
+    returns how many lines the log held. A file is read at offsets; standard input, a
+    decompressor's or a transcoder's bytes stream. Progress, and where reading stopped early,
+    are told to `source`."""
     prefilter = Prefilter()
     line_no = 0
     offset = 0
@@ -61,14 +61,14 @@ def big_file_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[
     cut_lines = cut_json = skipped = 0  # overlong lines the chunk scan cut, and the bytes it skipped
     reader = _ChunkReader(splitter, prefilter)
     last: chunks.Chunk | None = None
-    with open_bytes(source.path) as stream:
+    with open_bytes(path) as stream:
         head = BoundedLines(stream, source.name)
         try:
             for read, (raw, count) in enumerate(head.line_runs(), start=1):
                 line_no += count
                 text = _decode(raw)
                 prefilter.wants(text)
-                # A run of empty lines is one record, and a last one (as textfile reads them).
+                # A run of empty lines is one record, and a last one (as linebyline reads them).
                 yield from splitter.split(text, line_no - count + 1)
                 if count > 1 and head.at_end():
                     yield from splitter.split("", line_no)
@@ -77,11 +77,11 @@ def big_file_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[
             total = line_no
             # The chunk scan takes over where the head's last line ended.
             offset = head.consumed - len(head.rest)
-            streamed = source.path == "-" or stream.transformed
+            streamed = path == "-" or stream.transformed
             if streamed:
                 pieces = chunks.stream_chunks(stream, offset, line_no + 1, head.rest)
             else:
-                pieces = chunks.chunks(source.path, offset, line_no + 1)
+                pieces = chunks.chunks(path, offset, line_no + 1)
             for chunk in pieces:
                 cut_lines += chunk.cut_lines
                 cut_json += chunk.cut_json
@@ -105,7 +105,7 @@ def big_file_records(source: KernelLogFile, splitter: LineSplitter) -> Iterator[
     if last is not None and total > reader.last_line:
         # The last line too, so the span the report states is the file's whole span.
         yield from splitter.split(_decode(_last_line(last.data)), total)
-    source.lines_read = max(total, line_no)
+    return max(total, line_no)
 
 
 def _last_line(data: bytes) -> bytes:
@@ -141,7 +141,10 @@ class _Window:
 
 
 class _ChunkReader:
-    """Hands the lines of each chunk that matter to the splitter, in file order."""
+    """Hands the lines of each chunk that matter to the splitter, in file order. Over 250 lines
+    because holding records back, reading a cut report's body back and counting Xid repeats
+    share one window, the splitter's checkpoints and the line numbers known so far, per anchor
+    line: split into classes they would pass that state back and forth on the hot path."""
 
     def __init__(self, splitter: LineSplitter, prefilter: Prefilter) -> None:
         self.splitter = splitter

@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 # All three ship wheels for Linux on x86_64 and aarch64. Where one is missing this module does not
-# import, and textfile reads every line instead.
+# import, and textfile reads every line instead (linebyline.py).
 import hyperscan
 import numpy as np
 import stringzilla
@@ -31,7 +31,8 @@ import stringzilla
 from oomtrace.frozen import Frozen, replace
 from oomtrace.prefilter import ANCHORS, XID_ANCHOR, literal_database
 from oomtrace.sources.base import DAMAGED
-from oomtrace.sources.textfile import MAX_LINE_BYTES, READ_BYTES, line_bound
+from oomtrace.sources.lines import MAX_LINE_BYTES, line_bound
+from oomtrace.sources.logbytes import READ_BYTES
 
 CHUNK_BYTES = 2 << 20
 # How far a chunk's reader looks past each edge for the newline that ends the line there.
@@ -66,7 +67,7 @@ class Chunk(Frozen):
     """The Xid anchor offsets by Xid code, one numpy array per code; None when some code could
     not be read here (cut, odd or long) or a line holds two Xids: then read them one by one."""
     cut_lines: int = 0
-    """Lines longer than their bound (textfile.line_bound), cut to it here (the rest was
+    """Lines longer than their bound (lines.line_bound), cut to it here (the rest was
     skipped, not kept)."""
     cut_json: int = 0
     """Of those, JSON lines."""

@@ -96,7 +96,7 @@ class Decompressed:
         return str(error).startswith("Not a gzipped file")
 
     def close(self) -> None:
-        self.stream.close()  # not the file: its owner (textfile.LogBytes) closes that
+        self.stream.close()  # not the file: its owner (logbytes.LogBytes) closes that
 
 
 def untrusted(name: str, error: BaseException) -> InputError | None:

@@ -12,7 +12,7 @@ from oomtrace.frozen import Frozen
 from oomtrace.keep import FirstAndLast
 from oomtrace.serverlines import PlanItem, ending_of, plan_items, stamp_of, warns_of_memory, without_stamp
 from oomtrace.sources.base import DAMAGED
-from oomtrace.sources.textfile import open_text
+from oomtrace.sources.lines import open_text
 
 _KEEP_LAST = 200
 MAX_WARNINGS = 20

@@ -34,7 +34,7 @@ from oomtrace.model import SAMPLES_BEFORE_S, ProbeSample
 from oomtrace.records import Record, Stamp
 from oomtrace.sanitize import inert
 from oomtrace.sources.base import Source
-from oomtrace.sources.textfile import BoundedLines
+from oomtrace.sources.lines import BoundedLines
 
 
 class WatchRecordFile(Source):

@@ -4,23 +4,21 @@ and the sinks write), so a test can drive it with records and samples it makes."
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
 from oomtrace import events as ev
 from oomtrace.analyze import analyze
-from oomtrace.episodes import LOOKBACK_S
 from oomtrace.explain import warning_summary
 from oomtrace.formats.json import story_json
-from oomtrace.frozen import Frozen, replace
+from oomtrace.frozen import Frozen
 from oomtrace.messages import WARNING_LABELS
 from oomtrace.model import SAMPLES_BEFORE_S, Analysis, Episode, ProbeSample
 from oomtrace.parse import parse_record
 from oomtrace.prefilter import Prefilter
 from oomtrace.records import Record, Stamp
-from oomtrace.sources.base import Source
 from oomtrace.story import tell, victim_name
 from oomtrace.storyview import WhyView, story_view, why_view
 from oomtrace.units import duration, kib
@@ -28,6 +26,8 @@ from oomtrace.verdict import judge
 from oomtrace.watch.follow import Batch
 from oomtrace.watch.notice import Notice
 from oomtrace.watch.probes import CGROUP_EVENTS, CgroupCounters, Memory, Pressure, Slope
+from oomtrace.watch.rises import FOLD_S, Rise, Told, rise_text, told_in
+from oomtrace.watch.storybuffer import BUFFER_MAX, BufferSource, Hold, StoryBuffer, is_body_line
 from oomtrace.watch.thresholds import Thresholds
 
 # After a kill line, the story waits this long for the rest of the report (the reaper's line).
@@ -35,14 +35,6 @@ SETTLE_S = 0.3
 # Each kill line moves the settle on, but never past this long after the first kill not yet
 # told: a loop of kills 0.25 s apart is told as it goes, not when it stops.
 SETTLE_MAX_S = 2.0
-# The records kept to tell a story: a report, the warnings of the hour before it, and room.
-# Only records of stories already told (or of none) leave it: a report not yet told stays whole,
-# and its kills are told before the buffer would lose any of it.
-BUFFER_MAX = 20_000
-# One report not yet told (a header, a tasks table, no kill line yet) keeps this many records at
-# most: a hostile or broken log can make a report of a million lines. Past it its body lines
-# are counted, not kept; its kill line and summary always are.
-REPORT_RECORDS_MAX = 200_000
 # Kills waiting in the buffer are told once this many have come, settled or not: a story is
 # made from the buffer's records, and a burst of thousands of kills would otherwise be more
 # than one analysis keeps whole (episodes.KEPT_LAST).
@@ -59,10 +51,6 @@ SAMPLES_MAX = 2 * int(SAMPLES_BEFORE_S)
 # A report begun (`invoked oom-killer`) whose kill line has not come in this long never will:
 # the cursor stops waiting for it.
 OPEN_REPORT_S = 30.0
-# A cgroup's memory-event counters are sampled once a second and the log may lag them: a rise
-# this close to a kill told in that cgroup is that kill, and an oom/oom_kill rise waits this long
-# for the kill line before it is said on its own.
-FOLD_S = 3.0
 # What each kind of warning means, for whoever reads it at 3 a.m.
 MEANINGS = {
     "psi-some": "tasks are stalling on memory: reclaim is working hard, an OOM kill may follow",
@@ -88,36 +76,6 @@ class _Active:
     total: int = 1
 
 
-class _Hold(Frozen):
-    """The position before the first record a story not yet told needs: the cursor may not pass it."""
-
-    cursor: str | None
-    since: float
-    first: int
-    """The buffer position (records appended before it) of the first record the story needs."""
-
-
-class _Told(Frozen):
-    """A kill just told, for the cgroup counters that rise with it."""
-
-    at: float
-    cgroups: tuple[str, ...]
-    """Its memcg and task memcg, as the log names them (`/system.slice/llama.service`)."""
-    victim: str
-    pid: int | None
-
-
-class _Rise(Frozen):
-    """A cgroup memory-event counter that rose, held back while a kill it may belong to is told."""
-
-    at: float
-    wall: datetime
-    path: str
-    event: str
-    rise: int
-    total: int
-
-
 class Sample(Frozen):
     """One round of the watcher's own probes."""
 
@@ -129,19 +87,12 @@ class Sample(Frozen):
     cgroups: tuple[CgroupCounters, ...] = ()
 
 
-class _Buffer(Source):
-    kind = "watch"
-
-    def __init__(self, name: str, records: list[Record], samples: tuple[ProbeSample, ...]) -> None:
-        self.name = name
-        self._records = records
-        self.samples = samples
-
-    def records(self) -> Iterator[Record]:
-        yield from self._records
-
-
 class Watcher:
+    """Records and samples in, notices out. Over 250 lines because the settle, the holds on the
+    cursor, the warnings said or counted and the kills told are one state that each record and
+    sample changes together; the pieces with a job of their own are apart (storybuffer.py keeps
+    the records, rises.py matches a cgroup counter to a kill)."""
+
     def __init__(
         self,
         thresholds: Thresholds,
@@ -157,14 +108,10 @@ class Watcher:
         self.emit = emit
         self.boot_id = boot_id
         self.started = started
-        self._buffer: deque[Record] = deque()
-        self._appended = 0
-        """Records ever put in the buffer: the position of the next one."""
+        self._story = StoryBuffer()
         self._untold = 0
         """Kill lines read since the last story was told."""
         self._settle_deadline: float | None = None
-        self.body_dropped = 0
-        """Report lines not kept because one report not yet told passed REPORT_RECORDS_MAX."""
         # What the probes saw, warning or not: a live story draws its half hour before the kill
         # (a --record file keeps samples only while a warning is active).
         self._samples: deque[ProbeSample] = deque(maxlen=SAMPLES_MAX)
@@ -175,14 +122,12 @@ class Watcher:
         self._slope = Slope()
         self._cgroups: dict[str, dict[str, int]] = {}
         self._line = 0
-        self._tail_key: tuple[str, str] | None = None
-        self._tail_run = 0
         self.kills = 0
         self._cursor: str | None = None
-        self._hold: _Hold | None = None
-        self._open: _Hold | None = None
-        self._recent: deque[_Told] = deque(maxlen=16)
-        self._rises: list[_Rise] = []
+        self._hold: Hold | None = None
+        self._open: Hold | None = None
+        self._recent: deque[Told] = deque(maxlen=16)
+        self._rises: list[Rise] = []
 
     @property
     def cursor(self) -> str | None:
@@ -213,15 +158,15 @@ class Watcher:
             kill = _is_kill(event)
             if kill and self._untold >= UNTOLD_MAX:
                 self._tell(now, wall)  # before this kill: the ones waiting are a story's worth
-            position = self._appended
-            self._keep(record, event, now, wall, essential=kill or not _body_line(event))
+            position = self._story.appended
+            self._keep(record, event, now, wall, essential=kill or not is_body_line(event))
             if isinstance(event, ev.EarlyWarning):
                 if self.thresholds.kernel and event.kind != "lost-messages":
                     self._kernel_warning(event, now, wall)
             elif isinstance(event, ev.OomInvoked):
-                self._open = self._open or _Hold(before, now, position)
+                self._open = self._open or Hold(before, now, position)
             elif kill:
-                self._hold = self._hold or self._open or _Hold(before, now, position)
+                self._hold = self._hold or self._open or Hold(before, now, position)
                 self._open = None
                 self._untold += 1
                 if self._settle_deadline is None:
@@ -238,28 +183,15 @@ class Watcher:
         *,
         essential: bool = True,
     ) -> None:
-        """Into the story's buffer. A warning repeated line after line (a driver's Xid chatter,
-        thousands a second) is kept as two records, its first and its latest with the ones
-        between counted (`Record.repeats`), so that it cannot push the rest out of the buffer.
-        A full buffer lets go of its oldest records, never of a story not yet told: its kills
-        are told first, and only one report still without its kill line may grow past it."""
-        key = (event.kind, event.key) if isinstance(event, ev.EarlyWarning) else None
-        if key is not None and key == self._tail_key and self._tail_run >= 2:
-            last = self._buffer[-1]
-            self._buffer[-1] = replace(record, repeats=last.repeats + 1)
+        """Into the story's buffer (StoryBuffer.keep says what it folds and drops). A full
+        buffer lets go of its oldest records, never of a story not yet told: its kills are told
+        first, and only one report still without its kill line may grow past it."""
+        if not self._story.keep(record, event, self._story_start(), essential=essential):
             return
-        start = self._story_start()
-        if not essential and start is not None and self._appended - start >= REPORT_RECORDS_MAX:
-            self.body_dropped += 1
-            return
-        self._tail_run = self._tail_run + 1 if key is not None and key == self._tail_key else 1
-        self._tail_key = key
-        self._buffer.append(record)
-        self._appended += 1
-        if len(self._buffer) > BUFFER_MAX:
+        if len(self._story.records) > BUFFER_MAX:
             self._make_room(now, wall)
-        if not len(self._buffer) % 1024:
-            self._forget_old()
+        if not len(self._story.records) % 1024:
+            self._story.forget_old(self._story_start())
 
     def _story_start(self) -> int | None:
         """The buffer position of the first record a story not yet told needs."""
@@ -270,29 +202,10 @@ class Watcher:
         """Drop the oldest records down to BUFFER_MAX; where one belongs to a story not yet
         told, its kills are told first (settled or not: a late reaper line is the price)."""
         start = self._story_start()
-        oldest = self._appended - len(self._buffer)
-        if start is not None and oldest >= start and self._hold is not None:
+        if start is not None and self._story.oldest >= start and self._hold is not None:
             self._tell(now, wall)
             start = self._story_start()
-        excess = len(self._buffer) - BUFFER_MAX
-        if start is not None:
-            excess = min(excess, start - oldest)
-        for _ in range(max(0, excess)):
-            self._buffer.popleft()
-
-    def _forget_old(self) -> None:
-        """Records more than an hour older than the newest: no story reaches back that far."""
-        newest = next((r.stamp.wall for r in reversed(self._buffer) if r.stamp.wall), None)
-        if newest is None:
-            return
-        horizon = newest.timestamp() - LOOKBACK_S
-        start = self._story_start()
-        while (
-            self._buffer and self._buffer[0].stamp.wall and self._buffer[0].stamp.wall.timestamp() < horizon
-        ):
-            if start is not None and self._appended - len(self._buffer) >= start:
-                break  # a story not yet told needs it, however old
-            self._buffer.popleft()
+        self._story.drop_oldest(start)
 
     def _kernel_warning(self, event: ev.EarlyWarning, now: float, wall: datetime) -> None:
         if self._counted(event.kind, now):
@@ -394,7 +307,7 @@ class Watcher:
         for event in CGROUP_EVENTS:
             rise = counters.counts.get(event, 0) - before.get(event, 0)
             if rise > 0:
-                self._rises.append(_Rise(now, wall, counters.path, event, rise, counters.counts[event]))
+                self._rises.append(Rise(now, wall, counters.path, event, rise, counters.counts[event]))
         self._say_rises(now)
 
     def _say_rises(self, now: float, *, final: bool = False) -> None:
@@ -403,7 +316,7 @@ class Watcher:
         it is held, so that it does not come before the story and then repeat it."""
         waiting = []
         for rise in self._rises:
-            told = self._told_in(rise.path, rise.at)
+            told = told_in(self._recent, rise.path, rise.at)
             if told is not None:
                 self._same_kill(rise, told)
             elif not final and (
@@ -414,30 +327,17 @@ class Watcher:
                 self._rise_warning(rise)
         self._rises = waiting
 
-    def _told_in(self, path: str, at: float) -> _Told | None:
-        inside = _cgroup_name(path)
-        for told in reversed(self._recent):
-            if abs(told.at - at) <= FOLD_S and any(
-                c == inside or c.startswith(inside.rstrip("/") + "/") for c in told.cgroups
-            ):
-                return told
-        return None
-
-    def _rise_text(self, rise: _Rise) -> str:
-        name = rise.path.rsplit("/", 1)[-1]
-        return f"{name}: memory {rise.event} events +{rise.rise} (now {rise.total})"
-
-    def _rise_warning(self, rise: _Rise) -> None:
+    def _rise_warning(self, rise: Rise) -> None:
         data = {"cgroup": rise.path, "counter": rise.event, "rise": rise.rise}
         meaning = CGROUP_EVENTS[rise.event]
         self._warn(
-            f"cgroup-{rise.event}", self._rise_text(rise), meaning, rise.at, rise.wall, record=True, data=data
+            f"cgroup-{rise.event}", rise_text(rise), meaning, rise.at, rise.wall, record=True, data=data
         )
 
-    def _same_kill(self, rise: _Rise, told: _Told) -> None:
+    def _same_kill(self, rise: Rise, told: Told) -> None:
         """Said as part of the kill told above, kept out of the warnings later stories use."""
         who = f"{told.victim} (pid {told.pid})" if told.pid is not None else told.victim
-        text = f"{self._rise_text(rise)}: the kill of {who} told above"
+        text = f"{rise_text(rise)}: the kill of {who} told above"
         data = {
             "cgroup": rise.path,
             "counter": rise.event,
@@ -527,12 +427,9 @@ class Watcher:
         self._untold = 0
         # The hour before the newest record is what a story can use (a kill read while catching
         # up after a restart is as old as its records, not as the clock).
-        self._forget_old()
-        records = list(self._buffer)
-        if self._open is not None:
-            # A report begun since the last kill line has no kill yet: not this story's.
-            del records[max(0, self._open.first - (self._appended - len(self._buffer))) :]
-        analysis = analyze([_Buffer(self.source_name, records, tuple(self._samples))])
+        self._story.forget_old(self._story_start())
+        records = self._story.before(self._open)
+        analysis = analyze([BufferSource(self.source_name, records, tuple(self._samples))])
         for episode in analysis.episodes:
             key = self._key(episode)
             if key in self._told:
@@ -544,7 +441,7 @@ class Watcher:
             self.emit(self._kill_notice(analysis, episode, wall))
             cgroups = tuple(c for c in (episode.memcg, episode.task_memcg) if c and c != "/")
             name = episode.victim.comm if episode.victim else victim_name(episode)
-            self._recent.append(_Told(now, cgroups, name, key[1]))
+            self._recent.append(Told(now, cgroups, name, key[1]))
         # Told (and so written everywhere): the cursor may pass the kill, up to a report begun since.
         self._hold = self._open
 
@@ -562,7 +459,7 @@ class Watcher:
         late = bool(self.started and episode.moment.time and episode.moment.time < self.started)
         text = words.who + words.what + (" (while the watcher was not running)" if late else "")
         first, last = episode.lines
-        lines = tuple(_line_json(r) for r in self._buffer if first <= r.line_no <= last)
+        lines = tuple(_line_json(r) for r in self._story.records if first <= r.line_no <= last)
         data: dict[str, Any] = {
             "late": late,
             "lead_time_s": story.lead_time_s,
@@ -578,30 +475,11 @@ def _sampled(kind: str) -> bool:
     return kind in ("psi-some", "psi-full", "memavail", "zero-in") or kind.startswith("cgroup-psi:")
 
 
-def _body_line(event: ev.Event | None) -> bool:
-    """A line of a report's bulk (a tasks row, a call frame, a Mem-Info line, or one of no
-    event): what an over-long report lets go of first."""
-    return event is None or isinstance(event, _BODY_LINES)
-
-
-_BODY_LINES = (ev.TaskRow, ev.CallFrame, ev.Counters, ev.ZoneLine, ev.NodeLine, ev.MemcgStat)
-
-
 def _is_kill(event: ev.Event | None) -> bool:
     """A kill line (kernel or userspace killer), a panic, or systemd's record of an OOM kill."""
     if isinstance(event, ev.UnitRecord):
         return event.kind == "oom-kill"
     return isinstance(event, (ev.Killed, ev.UserspaceKill, ev.OomPanic))
-
-
-def _cgroup_name(path: str) -> str:
-    """A cgroup directory as the kernel log names it: `/sys/fs/cgroup/memory/a/b` is `/a/b`."""
-    inside = path
-    for mount in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-        if path == mount or path.startswith(mount + "/"):
-            inside = path[len(mount) :]
-            break
-    return inside or "/"
 
 
 def _stamp(wall: datetime) -> Stamp:
