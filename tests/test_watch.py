@@ -743,3 +743,19 @@ def test_a_hooks_background_child_is_ended_with_its_group_after_the_hook_exits(
     assert hook.failures == 0  # the hook itself succeeded: nothing to say
     if how == "time limit":
         hook.close()
+
+
+def test_a_kill_events_time_is_the_kills_and_when_it_was_told_is_a_field_of_its_own() -> None:
+    """Issue 39: the top-level `time` of a JSON-lines kill was when the watcher told it, which a
+    log shipper (docs/fleets.md's OpenTelemetry example) takes as the record's time: a kill
+    caught up after a restart was dated hours late. Now `time` is the kill line's, `told` when
+    it was said."""
+    records = _records(SEED000)
+    said: list[Notice] = []
+    watcher = Watcher(parse_warn(LOG_ONLY), UTC, str(SEED000), said.append, "boot-1")
+    told_at = datetime(2026, 12, 4, 7, 0, tzinfo=UTC)  # a catch-up, weeks after the kill
+    watcher.feed(Batch(tuple(records), None), 0.0, told_at)
+    watcher.tick(1.0, told_at)
+    (kill,) = [n.to_json() for n in said if n.event == "kill"]
+    assert kill["time"] == "2026-11-14T13:12:12+00:00"
+    assert kill["told"] == "2026-12-04T07:00:00+00:00"

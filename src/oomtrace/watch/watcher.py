@@ -21,7 +21,7 @@ from oomtrace.prefilter import Prefilter
 from oomtrace.records import Record, Stamp
 from oomtrace.story import tell, victim_name
 from oomtrace.storyview import WhyView, story_view, why_view
-from oomtrace.units import duration, kib
+from oomtrace.units import duration, iso_time, kib
 from oomtrace.verdict import judge
 from oomtrace.watch.follow import Batch
 from oomtrace.watch.notice import Notice
@@ -461,13 +461,17 @@ class Watcher:
         first, last = episode.lines
         lines = tuple(_line_json(r) for r in self._story.records if first <= r.line_no <= last)
         data: dict[str, Any] = {
+            # `time` is when the kill happened (a log shipper takes it as the record's time); when
+            # the watcher told it (0.3 s later, or hours later after a restart) is said apart.
+            "told": iso_time(wall),
             "late": late,
             "lead_time_s": story.lead_time_s,
             "boot": self.boot_id,
             "story": story_json(story),
         }
         view: WhyView = why_view(analysis, [story], verdict)
-        return Notice("kill", story.cause, wall, text, data=data, lines=lines, view=view)
+        happened = episode.moment.time or wall
+        return Notice("kill", story.cause, happened, text, data=data, lines=lines, view=view)
 
 
 def _sampled(kind: str) -> bool:
