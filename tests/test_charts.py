@@ -577,3 +577,15 @@ def test_a_run_up_with_nothing_before_the_kill_draws_nothing_and_titles_say_thei
     )
     document = json.loads(run("why", "worker", "-k", "-", "--format", "json", input=log).stdout)
     assert document["charts"]["run_up"] is None
+
+
+def test_the_architecture_map_renders_with_the_real_mermaid(tmp_path: Path) -> None:
+    """docs/architecture.md's flow is Mermaid (issue 40): rendered by mermaid-cli as the reports'
+    charts are, every box drawn with its words, and every package it names exists."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    (block,) = MERMAID_BLOCK.findall(doc)
+    (svg,) = _render([block], tmp_path)
+    drawn = svg.read_text()
+    for words in ("usecases/", "episodes/", "prefixes/", "messages/", "formats/", "sources/"):
+        assert words in drawn, words
+        assert (ROOT / "src" / "oomtrace" / words.rstrip("/")).is_dir(), words

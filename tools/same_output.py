@@ -80,7 +80,7 @@ BENCH = (
 CHUNK_SCAN_ALWAYS = "0"
 CHUNK_SCAN_NEVER = str(1 << 60)
 # The day a run happens leaks into the outputs through dateutil, which fills what a stamp does not
-# say from today: a stamp read by prefixes.py's _fuzzy_time takes today's year (`Jun 12 06:39:26:`
+# say from today: a stamp read by prefixes/stamps.py's fuzzy_time took today's date (`Jun 12 06:39:26:`
 # in tests/realworld/cases/user-earlyoom-colon-stamp-sigterm-retry and old-redis-el6-glued-quotes)
 # or today's date (`[2025-09-13T20:46:45.253118849Z]` in dev-talos-rpi5-node-prefix, where only
 # the clock reaches dateutil). The runs make dateutil's today this fixed day, as if every run
