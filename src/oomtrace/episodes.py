@@ -16,7 +16,7 @@ from oomtrace.frozen import replace
 from oomtrace.incidents import LOOKBACK_S as LOOKBACK_S  # watch reads it here
 from oomtrace.incidents import incidents_of
 from oomtrace.incidents import moment_gap as moment_gap
-from oomtrace.keep import FirstAndLast, KillIndex
+from oomtrace.keep import FirstAndLast
 from oomtrace.model import (
     Analysis,
     Chosen,
@@ -26,6 +26,7 @@ from oomtrace.model import (
     Frame,
     HostSpan,
     KernelWarning,
+    KillIndex,
     MemcgCounter,
     Moment,
     Reap,
