@@ -115,8 +115,8 @@ class EpisodeBuilder:
         self._ledger.set_host_spans(spans)
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
-        self._seq += 1
-        info = self._note_span(record, self._seq)
+        seq = self._seq = self._seq + 1  # a local: read on every record, and cheaper so
+        info = self._note_span(record, seq)
         # A text log is one stream (a line naming no host, a continuation, is the last one's);
         # a journal or an export interleaves its hosts' entries: one stream each.
         stream = (record.host if record.separate else None, record.source)
@@ -130,29 +130,29 @@ class EpisodeBuilder:
                 self._ledger.note_unparsed(record)
             return
         if type(event) in _REPORT_LINES:  # most events; _FED_BEFORE names the kinds tested below
-            self._body(event, self._seq)
+            self._body(event, seq)
             return
         if isinstance(event, ev.EarlyWarning):
             self._warning(event)
             if event.kind == "page-allocation-failure":
                 self._assembler.not_a_report()
         elif isinstance(event, ev.OomInvoked):
-            self._assembler.header(event, self._seq)
+            self._assembler.header(event, seq)
         elif isinstance(event, ev.Killed):
-            self._assembler.killed(event, self._seq)
-            self._runs.killed(record.host, self._seq)
+            self._assembler.killed(event, seq)
+            self._runs.killed(record.host, seq)
         elif isinstance(event, ev.Reaped):
-            self._assembler.reaped(event, self._seq)
+            self._assembler.reaped(event, seq)
         elif isinstance(event, ev.ProcessCrash):
-            self._crashes.append((event, self._seq))
+            self._crashes.append((event, seq))
         elif isinstance(event, ev.VictimNamed):
-            self._named[(record.host, record.source)] = (event, self._seq)
+            self._named[(record.host, record.source)] = (event, seq)
         elif isinstance(event, ev.UserspaceKill):
             event = self._with_named_victim(event)
-            self._keep(userspace_episode(event, moment_of(record, self._seq)))
-            self._runs.killed(record.host, self._seq)
+            self._keep(userspace_episode(event, moment_of(record, seq)))
+            self._runs.killed(record.host, seq)
         elif isinstance(event, ev.UnitRecord):
-            self._unit_records.append((event, self._seq))
+            self._unit_records.append((event, seq))
         elif isinstance(event, ev.CallbacksSuppressed):
             self._assembler.lost(event.count)
             # Rate-limited reports are records the log lost.
@@ -160,9 +160,9 @@ class EpisodeBuilder:
                 ev.EarlyWarning(event.record, "lost-messages", event.record.message.strip(), "ratelimit")
             )
         elif isinstance(event, (ev.NoKillable, ev.OomPanic)):
-            self._assembler.no_kill(event, self._seq)
+            self._assembler.no_kill(event, seq)
         elif isinstance(event, (*STRONG, *BODY)):
-            self._body(event, self._seq)
+            self._body(event, seq)
 
     def _warning(self, event: ev.EarlyWarning) -> None:
         watch_record = self._ledger.kind(event.record.source) == "watch-record"
