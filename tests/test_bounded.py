@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from oomtrace import episodes, story
+from oomtrace.episodes import build
 from oomtrace.formats.markdown import GITHUB_LIMIT
 from tests.conftest import FIXTURES, run
 
@@ -46,8 +47,8 @@ def list_doc(*args: str) -> dict:
 
 @pytest.fixture
 def few_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(episodes, "KEPT_FIRST", 3)
-    monkeypatch.setattr(episodes, "KEPT_LAST", 4)
+    monkeypatch.setattr(build, "KEPT_FIRST", 3)
+    monkeypatch.setattr(build, "KEPT_LAST", 4)
 
 
 def test_a_crash_loop_keeps_its_first_and_last_kills_and_counts_the_rest(
@@ -89,9 +90,9 @@ def test_why_and_report_say_what_was_not_kept(tmp_path: Path, few_kept: None) ->
 
 
 def test_warning_runs_of_a_crash_loop_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(episodes, "KEPT_RECORDS", 5)
-    monkeypatch.setattr(episodes, "KEPT_FIRST", 5)
-    monkeypatch.setattr(episodes, "KEPT_LAST", 5)
+    monkeypatch.setattr(build, "KEPT_RECORDS", 5)
+    monkeypatch.setattr(build, "KEPT_FIRST", 5)
+    monkeypatch.setattr(build, "KEPT_LAST", 5)
     nvrm = "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051)"
     lines = []
     for n in range(30):
@@ -327,7 +328,7 @@ def test_kills_kept_unfrozen_until_the_end_tell_what_kills_frozen_at_once_tell(
     tmp_path: Path, few_kept: None, monkeypatch: pytest.MonkeyPatch, shape: str
 ) -> None:
     """A report past the first kept ones stays a draft until it is elided or the log ends
-    (episodes.DEFER_EVENTS): every answer is the same as when each report is frozen as it closes."""
+    (episodes.build.DEFER_EVENTS): every answer is the same as when each report is frozen as it closes."""
     if shape == "uptimes":
         log = _uptime_loop(tmp_path / "loop.log", 20)
         extra: tuple[str, ...] = ("--boot-time", "2026-11-01 00:00:00+00:00")
@@ -346,7 +347,7 @@ def test_kills_kept_unfrozen_until_the_end_tell_what_kills_frozen_at_once_tell(
         return [run(*command, "-k", str(log), "--tz", "UTC", *extra).output for command in commands]
 
     deferred = answers()
-    monkeypatch.setattr(episodes, "DEFER_EVENTS", 0)  # every report frozen as it closes
+    monkeypatch.setattr(build, "DEFER_EVENTS", 0)  # every report frozen as it closes
     assert answers() == deferred
     elided = json.loads(deferred[0])["source"]["elided"]
     assert elided["kills"] == (13 if shape == "journal-stamped" else 23)  # as the test needs

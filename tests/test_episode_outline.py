@@ -1,4 +1,4 @@
-"""A deferred report's outline (`_Freezer.outline`) finds its victim without splitting the whole
+"""A deferred report's outline (`Freezer.outline`) finds its victim without splitting the whole
 tasks table: it must name the same Victim as the whole episode does, on drafts where the
 lookup is not the plain pid one."""
 
@@ -10,7 +10,8 @@ import pytest
 from dateutil import tz
 
 from oomtrace import events as ev
-from oomtrace.episodes import EpisodeBuilder, _Freezer
+from oomtrace.episodes import EpisodeBuilder, Freezer
+from oomtrace.episodes.victim import victim_of
 from oomtrace.parse import parse_records
 from oomtrace.prefixes import LineSplitter
 from tests.reshaped import global_report
@@ -20,7 +21,7 @@ KILL = "Killed process 124531 (ds4-server) total-vm"
 SUMMARY = ",pid=124531,uid=1000"
 
 
-def _freezer(lines: list[str]) -> _Freezer:
+def _freezer(lines: list[str]) -> Freezer:
     """The draft of the one report in lines, as the builder holds it before closing it."""
     builder = EpisodeBuilder()
     builder.begin_source("t", "file")
@@ -28,8 +29,9 @@ def _freezer(lines: list[str]) -> _Freezer:
     records = (r for number, line in enumerate(lines, start=1) for r in splitter.split(line, number))
     for record, event in parse_records(records):
         builder.feed(record, event)
-    assert builder._current is not None
-    return _Freezer(builder._current, builder)
+    draft = builder._assembler.current
+    assert draft is not None
+    return Freezer(draft, builder._ledger.resolve)
 
 
 def _edit(old: str, new: str) -> Callable[[str], str]:
@@ -41,7 +43,7 @@ def _other_row(pid: int, name: str = "ds4-server") -> str:
 
 
 # Each: how the report's lines change, and what the draft must then hold (so the case is the one named).
-CASES: dict[str, tuple[Callable[[list[str]], list[str]], Callable[[_Freezer], bool]]] = {
+CASES: dict[str, tuple[Callable[[list[str]], list[str]], Callable[[Freezer], bool]]] = {
     "plain": (lambda lines: lines, lambda f: f.draft.kill is not None and f.draft.kill.pid == 124531),
     "kill pid missing, summary's pid": (
         lambda lines: [_edit(KILL, "Killed process ? (ds4-server) total-vm")(x) for x in lines],
@@ -118,4 +120,4 @@ def test_the_outlines_victim_is_the_episodes(case: str) -> None:
     assert freezer.outline().victim == whole
     # Tasks read from the whole table and from only the rows looked up: one Victim.
     summary = freezer.first(ev.OomKillSummary)
-    assert freezer.victim(summary) == freezer.victim(summary, freezer.tasks()[1]) == whole
+    assert victim_of(freezer, summary) == victim_of(freezer, summary, freezer.tasks()[1]) == whole

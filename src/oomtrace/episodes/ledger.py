@@ -1,0 +1,157 @@
+"""What the sources said besides reports: each one's counts and span, hosts, boot times, unparsed lines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from oomtrace.episodes.moments import minus_seconds, moment_of
+from oomtrace.frozen import replace
+from oomtrace.model import HostSpan, Moment, SourceSummary, Unparsed
+from oomtrace.records import Record, Stamp
+
+MAX_UNPARSED_KEPT = 50
+
+
+class _SourceInfo:
+    """What the summary says of one source, counted as its records are fed (typed fields: a dict
+    of objects needed a conversion and a type-checker exemption at each count)."""
+
+    __slots__ = ("events", "first", "kind", "last", "problem", "recognised", "records")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.records = 0
+        self.recognised = 0
+        self.events = 0
+        self.first: tuple[Record, int] | None = None
+        """The first record and its seq."""
+        self.last: tuple[Record, int] | None = None
+        self.problem: str | None = None
+
+
+class SourceLedger:
+    """Counts every record fed; learns each source's boot times, which `resolve` then uses."""
+
+    def __init__(self) -> None:
+        self._sources: dict[str, _SourceInfo] = {}
+        self._offsets: dict[tuple[str, int], datetime] = {}
+        """The boot time of each (source, boot): what turns an uptime into a wall time."""
+        self._hosts: dict[str, None] = {}
+        self._host_spans: dict[str, tuple[datetime, datetime]] = {}
+        """Each host's first and last wall time: a host with no kill still has a span to show."""
+        self.unparsed: list[Unparsed] = []
+        self.unparsed_count = 0
+
+    # ---- what a source says of itself ----------------------------------------------
+
+    def begin(self, name: str, kind: str, boot_time: datetime | None) -> None:
+        self._sources[name] = _SourceInfo(kind)
+        if boot_time is not None:
+            self._offsets[(name, 0)] = boot_time
+
+    def set_record_count(self, source: str, count: int) -> None:
+        self._sources.setdefault(source, _SourceInfo("file")).records = count
+
+    def set_problem(self, source: str, problem: str) -> None:
+        self._sources.setdefault(source, _SourceInfo("file")).problem = problem
+
+    def set_host_spans(self, spans: Mapping[str, tuple[datetime, datetime]]) -> None:
+        for host, (first, last) in spans.items():
+            self._hosts.setdefault(host, None)
+            self._widen(host, first, last)
+
+    def kind(self, source: str) -> str | None:
+        info = self._sources.get(source)
+        return info.kind if info is not None else None
+
+    # ---- what each record adds --------------------------------------------------------
+
+    def note(self, record: Record, seq: int) -> _SourceInfo:
+        """Counts the record in its source's summary and widens the spans it sets; returns the
+        source's summary."""
+        if record.host is not None and record.host not in self._hosts:
+            self._hosts[record.host] = None
+        info = self._sources.get(record.source)
+        if info is None:
+            info = self._sources[record.source] = _SourceInfo("file")
+        info.records += 1
+        stamp = record.stamp
+        if stamp.wall is None and stamp.uptime is None and stamp.clock is None:
+            if record.ident is not None:
+                info.recognised += 1
+            return info
+        info.recognised += 1
+        if stamp.wall is not None and stamp.uptime is not None:
+            boot = minus_seconds(stamp.wall, stamp.uptime)
+            if boot is not None:
+                self._offsets.setdefault((record.source, stamp.boot), boot)
+        if info.first is None:
+            info.first = (record, seq)
+        elif record.separate and stamp.wall is not None and _earlier(stamp, info.first):
+            # Entries of a store read a host at a time (sources/journal.py) go back in time:
+            # the span is from the earliest to the latest.
+            info.first = (record, seq)
+        if not (record.separate and stamp.wall is not None and _earlier(stamp, info.last)):
+            info.last = (record, seq)
+        if record.host is not None and stamp.wall is not None:
+            self._widen(record.host, stamp.wall, stamp.wall)
+        return info
+
+    def note_unparsed(self, record: Record) -> None:
+        self.unparsed_count += 1
+        if len(self.unparsed) < MAX_UNPARSED_KEPT:
+            self.unparsed.append(Unparsed(record.source, record.line_no, record.message))
+
+    def _widen(self, host: str, first: datetime, last: datetime) -> None:
+        known = self._host_spans.get(host)
+        if known is not None:
+            first, last = min(first, known[0]), max(last, known[1])
+        self._host_spans[host] = (first, last)
+
+    # ---- what it tells ------------------------------------------------------------------
+
+    def resolve(self, moment: Moment) -> Moment:
+        """Fill a wall time from uptime once the boot time of that source is known."""
+        if moment.time is not None or moment.uptime_s is None:
+            return moment
+        boot = self._offsets.get((moment.source, moment.boot))
+        if boot is None:
+            return moment
+        time = minus_seconds(boot, -moment.uptime_s)
+        return replace(moment, time=time) if time is not None else moment
+
+    def hosts(self) -> tuple[str, ...]:
+        return tuple(self._hosts)
+
+    def host_spans(self) -> tuple[HostSpan, ...]:
+        return tuple(HostSpan(h, *self._host_spans.get(h, (None, None))) for h in self._hosts)
+
+    def summaries(self) -> tuple[SourceSummary, ...]:
+        return tuple(self._summary(name, info) for name, info in self._sources.items())
+
+    def _summary(self, name: str, info: _SourceInfo) -> SourceSummary:
+        def moment(value: tuple[Record, int] | None) -> Moment | None:
+            if value is None:
+                return None
+            record, seq = value
+            return self.resolve(moment_of(record, seq))
+
+        return SourceSummary(
+            name=name,
+            kind=info.kind,
+            records=info.records,
+            recognised=info.recognised,
+            events=info.events,
+            first=moment(info.first),
+            last=moment(info.last),
+            problem=info.problem,
+        )
+
+
+def _earlier(stamp: Stamp, kept: tuple[Record, int] | None) -> bool:
+    """Whether a stamp is before the wall time of a kept (record, seq)."""
+    if kept is None:
+        return False
+    wall = kept[0].stamp.wall
+    return wall is not None and stamp.wall is not None and stamp.wall < wall

@@ -1,0 +1,101 @@
+"""Warning lines → warning runs: repeats of one warning, one run until a kill or an hour's quiet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from oomtrace import events as ev
+from oomtrace.episodes.moments import moment_of, record_gap
+from oomtrace.keep import FirstAndLast
+from oomtrace.model import KernelWarning, Moment
+from oomtrace.records import Record
+
+# Repeats of one warning further apart than this start a new run.
+REPEAT_GAP_S = 3600.0
+
+_Key = tuple[str | None, str, str]
+"""(host, kind, key): which runs a warning may join."""
+
+
+@dataclass
+class _Run:
+    """A warning run while it may still grow (its moments are built once, at the end)."""
+
+    event: ev.EarlyWarning
+    first_seq: int
+    last: Record
+    last_seq: int
+    count: int
+
+
+class WarningRuns:
+    """The runs of a log, its first and last `kept` kept (the rest counted: `dropped`)."""
+
+    def __init__(self, kept: int) -> None:
+        self._runs: FirstAndLast[_Run] = FirstAndLast(kept, kept, self._run_dropped)
+        self._open_runs: dict[_Key, _Run] = {}
+        self._last_kill: dict[str | None, int] = {}
+        """The seq of the latest kill per host: a warning run ends at a kill."""
+
+    @property
+    def dropped(self) -> int:
+        return self._runs.dropped
+
+    def killed(self, host: str | None, seq: int) -> None:
+        """A kill on `host`: the same warning after it starts a new run."""
+        self._last_kill[host] = seq
+
+    def add(self, event: ev.EarlyWarning, seq: int, watch_record: bool) -> None:
+        """A warning line; `watch_record` when it comes from a `watch --record` file."""
+        record = event.record
+        key = (record.host, event.kind, event.key)
+        if watch_record and self._read_before(record, key):
+            return
+        run = self._open_runs.get(key)
+        # A run ends at a kill: the same warning before the next kill belongs to the next incident.
+        if run is not None and run.last_seq > self._last_kill.get(record.host, 0):
+            gap = record_gap(run.last, record)
+            if gap is None or gap <= REPEAT_GAP_S:
+                # A driver can repeat a line hundreds of thousands of times: keep this cheap.
+                run.last = record
+                run.last_seq = seq
+                run.count += 1 + record.repeats
+                return
+        run = _Run(event, seq, record, seq, 1 + record.repeats)
+        self._runs.append(run)
+        self._open_runs[key] = run
+
+    def _read_before(self, record: Record, key: _Key) -> bool:
+        """Is this line of a `watch --record` file (the lines behind the watcher's warnings, read
+        after the logs) one a log gave already? A run of the same warning whose time spans it
+        holds it: read again, it would be said twice in the story, as a run of its own."""
+        wall = record.stamp.wall
+        if wall is None:
+            return False
+        for run in self._runs:
+            if (run.event.record.host, run.event.kind, run.event.key) != key:
+                continue
+            first, last = run.event.record.stamp.wall, run.last.stamp.wall
+            if first is not None and last is not None and first <= wall <= last:
+                return True
+        return False
+
+    def _run_dropped(self, run: _Run) -> None:
+        key = (run.event.record.host, run.event.kind, run.event.key)
+        if self._open_runs.get(key) is run:
+            del self._open_runs[key]
+
+    def warnings(self, resolve: Callable[[Moment], Moment]) -> list[KernelWarning]:
+        return [
+            KernelWarning(
+                kind=r.event.kind,
+                key=r.event.key,
+                text=r.event.text,
+                first=resolve(moment_of(r.event.record, r.first_seq)),
+                last=resolve(moment_of(r.last, r.last_seq)),
+                count=r.count,
+                host=r.event.record.host,
+            )
+            for r in self._runs
+        ]
