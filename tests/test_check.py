@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.conftest import FIXTURES, run
@@ -157,3 +158,45 @@ def test_an_unreadable_cursor_is_unknown_not_a_fresh_start(tmp_path: Path) -> No
     code, line = check(cursor, log)
     assert code == 2 and line.startswith("unknown: cannot read --cursor-file") and len(line) <= 79
     assert cursor.read_text() == '{"said": ["ab'
+
+
+def _loop(tmp_path: Path, kills: int) -> Path:
+    from datetime import timedelta
+
+    from tests.test_charts import _crash_loop
+
+    return _crash_loop(tmp_path / f"loop-{kills}.log", kills, timedelta(minutes=7))
+
+
+def test_a_line_that_could_not_be_written_leaves_the_cursor_before_its_kill(tmp_path: Path) -> None:
+    """Issue 41: `check` with standard output closed saved the cursor though its line was never
+    written, so the kill was never said. The cursor is saved only once the line is out."""
+    import shutil
+
+    cursor = tmp_path / "cursor.json"
+    log = tmp_path / "kern.log"
+    shutil.copy(_loop(tmp_path, 1), log)
+    command = [sys.executable, "-m", "oomtrace", "check", "--cursor-file", str(cursor), "-k", str(log)]
+    command += ["--year", "2026"]
+    assert subprocess.run(command, capture_output=True, check=False).returncode == 0  # the first run
+    shutil.copy(_loop(tmp_path, 2), log)  # a second kill since
+    closed = subprocess.run(["/bin/sh", "-c", '"$@" >&-', "sh", *command], capture_output=True, text=True)
+    assert closed.returncode == 2 and "standard output is closed" in closed.stderr
+    again = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert again.returncode == 1 and again.stdout.startswith("OOM kill: llama-server (pid 1966929)")
+
+
+def test_two_runs_on_one_cursor_take_turns(tmp_path: Path) -> None:
+    """Issue 41: two `check` runs at once read the same cursor; the later save dropped the
+    earlier's kill, which was said again. A run holds the cursor from its read to its save."""
+    from oomtrace import check
+
+    cursor = tmp_path / "cursor.json"
+    command = [sys.executable, "-m", "oomtrace", "check", "--cursor-file", str(cursor)]
+    command += ["-k", str(_loop(tmp_path, 1)), "--year", "2026"]
+    with check.locked(str(cursor)):
+        waiting = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(2.0)
+        assert waiting.poll() is None  # it waits for the run that holds the cursor
+    assert waiting.wait(timeout=60) == 0
+    assert cursor.exists()

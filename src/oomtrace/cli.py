@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from oomtrace import __version__, outputs
-from oomtrace.errors import ExitCode, NotFoundError, OomtraceError
+from oomtrace.errors import ExitCode, NotFoundError, OomtraceError, OutputError
 from oomtrace.formats import FORMATS
 from oomtrace.render import Unpadded, quiet_broken_pipe, render
 from oomtrace.sanitize import inert
@@ -439,12 +439,19 @@ def check_command(cursor_file: str, **options: Any) -> None:
         outputs.refuse_overlaps(
             {"--cursor-file": cursor_file}, _read_paths(settings), _journal_folders(settings)
         )
-        found = check_kills(settings, cursor_file, _say)
+        with check.locked(cursor_file):
+            found = check_kills(settings, cursor_file, _say)
+            # The line first: a cursor saved past kills whose line was never written (stdout
+            # closed, a full disk) would never say them.
+            click.echo(inert(check.summary(found.kills, found.redactor)))
+            sys.stdout.flush()
+            found.save()
+    except OutputError:
+        raise  # standard output itself failed: nothing can be said there (one line on stderr)
     except (OomtraceError, ValueError, OSError) as error:
         # NPD reads stdout: the reason goes there, cut to its line.
         click.echo(inert(f"unknown: {error}")[: check.MAX_LINE])
         raise SystemExit(check.UNKNOWN) from None
-    click.echo(inert(check.summary(found.kills, found.redactor)))
     raise SystemExit(check.NEW_KILL if found.kills else check.OK)
 
 
