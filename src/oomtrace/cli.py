@@ -440,19 +440,30 @@ def check_command(cursor_file: str, **options: Any) -> None:
             {"--cursor-file": cursor_file}, _read_paths(settings), _journal_folders(settings)
         )
         with check.locked(cursor_file):
+            check.check_writable(cursor_file)
             found = check_kills(settings, cursor_file, _say)
             # The line first: a cursor saved past kills whose line was never written (stdout
             # closed, a full disk) would never say them.
-            click.echo(inert(check.summary(found.kills, found.redactor)))
-            sys.stdout.flush()
-            found.save()
-    except OutputError:
-        raise  # standard output itself failed: nothing can be said there (one line on stderr)
+            unsaid = _write_line(inert(check.summary(found.kills, found.redactor)))
+            if unsaid is None:
+                found.save()
     except (OomtraceError, ValueError, OSError) as error:
         # NPD reads stdout: the reason goes there, cut to its line.
         click.echo(inert(f"unknown: {error}")[: check.MAX_LINE])
         raise SystemExit(check.UNKNOWN) from None
+    if unsaid is not None:
+        raise unsaid  # standard output itself failed: one line on stderr, the cursor unmoved
     raise SystemExit(check.NEW_KILL if found.kills else check.OK)
+
+
+def _write_line(line: str) -> OutputError | None:
+    """`check`'s line on standard output, flushed; the failure to write it, if it failed."""
+    try:
+        click.echo(line)
+        sys.stdout.flush()
+    except OutputError as error:
+        return error
+    return None
 
 
 # The watcher draws its stories unpadded as `why` does, and imports this from here (watch/command.py).
