@@ -409,3 +409,20 @@ def test_a_file_of_newlines_is_not_a_log(tmp_path: Path, monkeypatch: pytest.Mon
         result = same_on_both_paths(each, monkeypatch)
         assert time.monotonic() - began < 30
         assert result.exit_code == 2 and "does not look like a kernel log" in result.stderr
+
+
+def test_dmesgs_boot_time_is_to_the_microsecond_not_btimes_whole_second() -> None:
+    """Issue 39: uptimes from dmesg were made wall time with /proc/stat's btime, whole seconds, so
+    a kill was told up to a second early, before the server log's last line. The boot time is
+    now the wall clock less the time since boot; btime stays the fallback."""
+    import time
+    from datetime import UTC
+
+    from oomtrace.sources.dmesg import RingBuffer
+
+    source = RingBuffer(UTC)
+    ours, btime = source.boot_time(), source._btime()
+    expected = time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_BOOTTIME)
+    assert ours is not None and abs(ours.timestamp() - expected) < 0.05
+    if btime is not None:  # btime is the same moment cut to its second
+        assert -0.05 <= (ours - btime).total_seconds() < 1.05

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, tzinfo
 
@@ -14,7 +15,9 @@ from oomtrace.sources.base import Source
 
 
 class RingBuffer(Source):
-    """`dmesg` output with raw `[seconds]` stamps, made wall-clock by the boot time in /proc/stat."""
+    """`dmesg` output with raw `[seconds]` stamps, made wall-clock by the boot time to the
+    microsecond (CLOCK_REALTIME - CLOCK_BOOTTIME; /proc/stat's whole-second btime where those
+    clocks cannot be read)."""
 
     kind = "dmesg"
     name = "dmesg"
@@ -24,6 +27,19 @@ class RingBuffer(Source):
         self.proc_stat = proc_stat
 
     def boot_time(self) -> datetime | None:
+        """When this machine booted, to the microsecond: the wall clock less the time since boot
+        (CLOCK_REALTIME - CLOCK_BOOTTIME, read together). /proc/stat's btime is whole seconds: a
+        kill was told up to a second early, before the server log's last line. Where the clocks
+        cannot be read, btime. Either way a clock set since boot, and a suspend (the kernel's
+        stamps do not count it), move it: the stamps are as good as the clock, not better."""
+        try:
+            since = time.clock_gettime(time.CLOCK_BOOTTIME)
+            now = time.clock_gettime(time.CLOCK_REALTIME)
+        except (AttributeError, OSError):
+            return self._btime()
+        return datetime.fromtimestamp(now - since, UTC).astimezone(self.zone)
+
+    def _btime(self) -> datetime | None:
         try:
             with open(self.proc_stat, encoding="ascii") as stat:
                 for line in stat:
