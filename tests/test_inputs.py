@@ -12,6 +12,7 @@ import json
 import lzma
 import os
 import random
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -25,6 +26,7 @@ from oomtrace.sources import compressed
 from oomtrace.sources.compressed import Damaged, Decompressed, compression_of
 from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import FIXTURES, ROOT, run
+from tests.journals import REMOTE, kernel_entries, write_journal
 
 SEED000 = FIXTURES / "seed000_llama_server_gb10" / "kernel.log"
 PATHS = ["line", "chunk"]
@@ -426,3 +428,46 @@ def test_dmesgs_boot_time_is_to_the_microsecond_not_btimes_whole_second() -> Non
     assert ours is not None and abs(ours.timestamp() - expected) < 0.05
     if btime is not None:  # btime is the same moment cut to its second
         assert -0.05 <= (ours - btime).total_seconds() < 1.05
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_a_journal_file_or_folder_passed_as_k_is_pointed_to_oomtraces_own_options(tmp_path: Path) -> None:
+    """Issue 39: `-k x.journal` said to export it with journalctl, `-k DIR` of journal files to
+    pass a log file: oomtrace reads both itself, with --journal-file and -D."""
+    folder = tmp_path / "journal" / "0123456789abcdef"
+    folder.mkdir(parents=True)
+    boot = "f" * 32
+    entries = kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot)
+    journal = write_journal(folder / "system.journal", entries, {boot: datetime(2026, 11, 14, 8, tzinfo=UTC)})
+    as_file = run("list", "-k", str(journal))
+    assert as_file.exit_code == 2
+    assert f"read it with --journal-file {journal}" in as_file.stderr
+    as_folder = run("list", "-k", str(tmp_path / "journal"))
+    assert as_folder.exit_code == 2
+    assert f"a folder of journal files is read with -D {tmp_path / 'journal'}" in as_folder.stderr
+    assert run("list", "--journal-file", str(journal)).exit_code == 0  # and the hint is right
+
+
+@pytest.mark.parametrize(
+    ("redirect", "said"),
+    [
+        ("< /dev/null", "standard input is a device that gave nothing (such as /dev/null)"),
+        ("< {empty}", "the file given as standard input is empty"),
+        ("| true", None),
+    ],
+)
+def test_an_empty_standard_input_is_said_by_what_it_is(
+    tmp_path: Path, redirect: str, said: str | None
+) -> None:
+    """Issue 39: `-k - < /dev/null` was told 'the command before the pipe wrote nothing'."""
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    command = f'"$@" {redirect.format(empty=empty)}' if redirect.startswith("<") else 'true | "$@"'
+    done = subprocess.run(
+        ["/bin/sh", "-c", command, "sh", sys.executable, "-m", "oomtrace", "list", "-k", "-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3
+    assert (said or "the command before the pipe wrote nothing: did it fail?") in done.stderr

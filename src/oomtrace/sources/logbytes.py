@@ -84,7 +84,7 @@ def _judged(head: Head, raw: io.BufferedReader, name: str, what: str, transforme
     if head.sample.startswith(_JOURNAL_MAGIC):
         raise InputError(
             f"{name} is a binary systemd journal file, not a text log",
-            hint=f"export it with: journalctl --file {name} -k -o short-precise > kern.txt",
+            hint=f"read it with --journal-file {name} (oomtrace reads journal files itself)",
         )
     stream: ByteStream = head
     encoding = encoding_of(head.sample)
@@ -126,9 +126,12 @@ def _open_binary(path: str) -> io.BufferedReader:
     except FileNotFoundError:
         raise InputError(f"cannot read {path}: no such file") from None
     except IsADirectoryError:
+        journals = _holds_journal_files(path)
         raise InputError(
             f"cannot read {path}: it is a directory",
-            hint="pass a log file such as /var/log/kern.log",
+            hint=f"a folder of journal files is read with -D {path}"
+            if journals
+            else "pass a log file such as /var/log/kern.log",
         ) from None
     except PermissionError:
         raise InputError(
@@ -146,3 +149,14 @@ def _is_kmsg(path: str) -> bool:
     except OSError:
         return False
     return stat.S_ISCHR(info.st_mode) and (os.major(info.st_rdev), os.minor(info.st_rdev)) == (1, 11)
+
+
+def _holds_journal_files(path: str) -> bool:
+    """Does a folder hold systemd journal files (at most a level down, as /var/log/journal's
+    machine-id folders do)?"""
+    import glob
+
+    return bool(
+        glob.glob(os.path.join(glob.escape(path), "*.journal*"))
+        or glob.glob(os.path.join(glob.escape(path), "*", "*.journal*"))
+    )

@@ -7,7 +7,9 @@ and the redactor a run's inputs call for. Says what it must on stderr through `s
 from __future__ import annotations
 
 import io
+import os
 import select
+import stat
 import sys
 from collections.abc import Callable
 
@@ -61,9 +63,24 @@ def _refuse_empty_stdin(settings: Settings, analysis: Analysis) -> None:
                 "machine's journal, run without the pipe or with < /dev/null",
             )
         raise EmptyInputError(
-            "standard input (-k -) was empty: no kernel log was read",
-            hint="the command before the pipe wrote nothing: did it fail?",
+            "standard input (-k -) was empty: no kernel log was read", hint=_empty_stdin_hint()
         )
+
+
+def _empty_stdin_hint() -> str:
+    """Why standard input held nothing, by what it is: a pipe's writer, a file, /dev/null."""
+    pipe = "the command before the pipe wrote nothing: did it fail?"
+    if sys.stdin is not sys.__stdin__:
+        return pipe  # a stream put in its place (a test's): what a pipe gives
+    try:
+        mode = os.fstat(0).st_mode  # sys.stdin is closed once read; its descriptor 0 is not
+    except OSError:
+        return pipe
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return pipe
+    if stat.S_ISREG(mode):
+        return "the file given as standard input is empty"
+    return "standard input is a device that gave nothing (such as /dev/null): name the log with -k FILE"
 
 
 def _sources(settings: Settings) -> list[Source]:
