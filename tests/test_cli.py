@@ -193,7 +193,7 @@ def test_journal_file_gets_a_hint(tmp_path: Path) -> None:
     journal.write_bytes(b"LPKSHHRH" + bytes(200))
     result = run("list", "-k", str(journal))
     assert result.exit_code == 2
-    assert "journalctl --file" in result.stderr
+    assert f"read it with --journal-file {journal}" in result.stderr
 
 
 def test_log_text_cannot_reach_the_terminal_as_escapes(tmp_path: Path) -> None:
