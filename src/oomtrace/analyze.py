@@ -51,9 +51,15 @@ def analyze(
         if summary.records and not summary.recognised and not summary.events:
             # What was cut while reading may be why (a JSON export's lines over their bound).
             cut = f" ({summary.problem})" if summary.problem else ""
+            program = (
+                f"; it looks like a program's own log (its out-of-memory error {summary.program_oom}): "
+                "give it as --server-log FILE, beside the kernel log (-k) of the machine it ran on"
+                if summary.program_oom
+                else ""
+            )
             raise InputError(
                 f"{summary.name} holds no OOM kill and does not look like a kernel log: no line "
-                f"has a known prefix and none is part of an OOM report{cut}",
+                f"has a known prefix and none is part of an OOM report{cut}{program}",
                 hint=f"understood: {UNDERSTOOD}",
             )
     return analysis

@@ -274,6 +274,8 @@ class UserspaceKill(Event):
     trigger_pid: int | None = None
     constraint: str | None = None
     """What limit was hit, where the record says (slurm's cgroup OOM events: memcg)."""
+    count: int = 1
+    """How many kills the record stands for (the kubelet's events fold repeats: `x4 over 25m`)."""
 
 
 class VictimNamed(Event):

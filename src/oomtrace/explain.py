@@ -357,6 +357,10 @@ _MISSING_WORDS = {
     "summary": "the oom-kill: summary",
     "kill": "the `Killed process` line",
     "kernel_report": "the kernel's report (only systemd's records)",
+    "runtime_report": (
+        "the kernel's report (only the container runtime's record; fetch the node's `journalctl -k` "
+        "around that time)"
+    ),
 }
 
 

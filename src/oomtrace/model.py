@@ -235,6 +235,9 @@ class SourceSummary(Frozen):
     last: Moment | None
     problem: str | None = None
     """Why reading stopped before the source's end (a cut compressed file), if it did."""
+    program_oom: str | None = None
+    """A program's own out-of-memory error among its unprefixed lines (`CUDA out of memory`,
+    `java.lang.OutOfMemoryError`): the mark of a server's log given as a kernel log."""
 
 
 class HostSpan(Frozen):

@@ -82,6 +82,20 @@ _OOM_ERROR = lazy_compile(
     r"|ggml_gallocr\w*: failed to allocate|unable to allocate .*(?:CUDA|backend) buffer|out of memory",
     re.IGNORECASE,
 )
+# A program's own words for running out of memory, never a kernel's: what marks a server's log
+# given as a kernel log (`-k`) instead of `--server-log`.
+_PROGRAM_OOM = lazy_compile(
+    r"CUDA out of memory|CUDA error: out of memory|cudaErrorMemoryAllocation|HIP out of memory"
+    r"|hipErrorOutOfMemory|(?:java\.lang\.|torch\.|\b)OutOfMemoryError\b(?:: [\w ]{1,40})?|std::bad_alloc"
+)
+
+
+def program_oom_error(line: str) -> str | None:
+    """The words of a program's own out-of-memory error in `line`, if it holds one."""
+    found = _PROGRAM_OOM.search(line)
+    return found.group(0) if found else None
+
+
 _CRASH = lazy_compile(
     r"Segmentation fault|segfault|SIGSEGV|SIGABRT|SIGBUS|Aborted|core dumped"
     r"|Traceback \(most recent call last\)|terminate called after throwing|GGML_ASSERT|^panic:"

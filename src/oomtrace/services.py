@@ -89,8 +89,14 @@ def bare_episode(killer: str, moment: Moment, host: str | None, **fields: object
     return Episode(**empty)  # type: ignore[arg-type]
 
 
+# A container runtime's record of a kill the kernel made: its report is in the node's kernel log.
+RUNTIME = "container-runtime"
+
+
 def userspace_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
-    """One kill by systemd-oomd, earlyoom, nohang or lmkd."""
+    """One kill by systemd-oomd, earlyoom, nohang or lmkd; or a container runtime's record of one."""
+    if kill.killer == RUNTIME:
+        return runtime_episode(kill, moment)
     victim = None
     if kill.pid is not None:
         victim = Victim(
@@ -124,6 +130,37 @@ def userspace_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
         unit=unit_of(kill.cgroup),
         killer_reason=kill.reason,
         raw_lines=(kill.record.raw,),
+    )
+
+
+def runtime_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
+    """A kill the kernel made, told by a container runtime (containerd, Docker, the kubelet):
+    the container or process it names, and no kernel details, as systemd's unit record."""
+    victim = None
+    if kill.comm is not None:
+        victim = Victim(
+            comm=kill.comm,
+            pid=kill.pid,
+            uid=None,
+            total_vm_kb=None,
+            anon_rss_kb=None,
+            file_rss_kb=None,
+            shmem_rss_kb=None,
+            pgtables_kb=None,
+            oom_score_adj=None,
+            oom_score_adj_from=None,
+            # A process name where the kubelet names the victim process; else a container's.
+            comm_from=None if kill.pid is not None else "the container runtime's record (a container's name)",
+        )
+    return bare_episode(
+        RUNTIME,
+        moment,
+        kill.record.host,
+        victim=victim,
+        task_memcg=kill.cgroup,
+        killer_reason=kill.reason,
+        raw_lines=(kill.record.raw,),
+        missing=("runtime_report",),
     )
 
 

@@ -10,7 +10,7 @@ from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
 from oomtrace.frozen import Frozen, replace
 from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
 from oomtrace.model import SAMPLES_BEFORE_S, Analysis, Episode, Incident, KernelWarning, Moment, ProbeSample
-from oomtrace.services import cause_of, victim_label
+from oomtrace.services import RUNTIME, cause_of, victim_label
 from oomtrace.sources.serverlog import ServerLogFacts
 from oomtrace.target import Target
 from oomtrace.units import duration, kib, time_of_day
@@ -232,15 +232,25 @@ def _timeline(
         if member.victim is not None:
             anon = member.victim.anon_rss_kb
             size = f", anon-rss {kib(anon)}" if anon is not None else ""
-            by = "" if member.killer == "kernel" else f"{member.killer} "
-            add(
-                member.moment,
-                kind,
-                f"{by}killed {member.victim.comm} (pid {member.victim.pid}{size})",
-                member.id,
-            )
+            if member.killer == RUNTIME:
+                add(
+                    member.moment,
+                    kind,
+                    f"the container runtime reports the OOM kill of {victim_name(member)}",
+                    member.id,
+                )
+            else:
+                by = "" if member.killer == "kernel" else f"{member.killer} "
+                add(
+                    member.moment,
+                    kind,
+                    f"{by}killed {member.victim.comm} (pid {member.victim.pid}{size})",
+                    member.id,
+                )
         elif member.unit is not None:
             add(member.moment, kind, f"{member.killer} reports a kill in {member.unit}", member.id)
+        elif member.killer == RUNTIME:
+            add(member.moment, kind, "the container runtime reports an OOM kill", member.id)
         for note in member.unit_notes:
             add(note.moment, "unit", note.text, member.id)
         if member.reaped is not None:
@@ -249,6 +259,10 @@ def _timeline(
         where = f"{scope_words(other)}, incident {number}" if number is not None else scope_words(other)
         by = "" if other.killer == "kernel" else f"{other.killer} "
         who = f"{by}killed {victim_name(other)}" if other.victim else f"{other.killer} reports a kill"
+        if other.killer == RUNTIME:
+            who = "the container runtime reports an OOM kill" + (
+                f" of {victim_name(other)}" if other.victim else ""
+            )
         text = f"{who} in another incident ({where})"
         add(other.moment, "elsewhere", text, other.id, short=f"elsewhere: {text}")
     entries.sort(key=lambda e: (e.offset_s if e.offset_s is not None else 0.0, e.moment.seq))
@@ -334,6 +348,12 @@ def killed_by(episode: Episode) -> str:
         return f"the kernel OOM killer ({scope})"
     if episode.killer == "systemd":
         return "the OOM killer, by systemd's record of its unit (the kernel's own report is not in the input)"
+    if episode.killer == RUNTIME:
+        said = f" ({episode.killer_reason})" if episode.killer_reason else ""
+        return (
+            f"the kernel's OOM killer, by the container runtime's record{said}; the kernel's own report "
+            "is not in the input: the node's `journalctl -k` around that time holds it"
+        )
     reason = f": {episode.killer_reason}" if episode.killer_reason else ""
     if episode.killer == "lowmemorykiller":
         return f"Android's in-kernel lowmemorykiller{reason}"

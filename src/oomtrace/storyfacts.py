@@ -312,7 +312,7 @@ def _other_facts(story: Story) -> tuple[Fact, ...]:
     if victim is not None:
         sizes = f", rss {kib(victim.rss_kb)}" if victim.rss_kb is not None else ""
         adj = f", oom_score_adj {victim.oom_score_adj}" if victim.oom_score_adj is not None else ""
-        facts.append(Fact("victim", "Victim", f"{victim.comm} (pid {victim.pid}){sizes}{adj}"))
+        facts.append(Fact("victim", "Victim", f"{victim_name(episode)}{sizes}{adj}"))
     if episode.unit:
         facts.append(Fact("unit", "Unit", episode.unit))
     facts += _unit_facts(episode)

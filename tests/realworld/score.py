@@ -29,13 +29,6 @@ CASES = Path(__file__).parent / "cases"
 REFUSED = {
     "paste-earlyoom-kill-failed-glued-no-newline": "earlyoom's kill glued behind a prompt, no prefix",
     "user2-android-arc-kmsg-raw-comment-wrapped": "lowmemorykiller lines inside C++ comments",
-    "user2-android-blog-lmk-caller-comm-table-pipes": "lowmemorykiller lines in a Markdown table",
-    "user2-k3s-describe-node-systemoom-x4-over": "kubectl describe node: SystemOOM events",
-    "user2-k8s-cgroupoom-event-victim-process-pid": "kubelet's OOM event, no kernel line",
-    "user2-k8s-describe-last-state-oomkilled-only": "kubectl describe pod: Reason: OOMKilled",
-    "user2-k8s-describe-node-systemoom-x3-no-victim": "kubectl describe node: SystemOOM events",
-    "user2-k8s-get-pods-oomkilled-status": "kubectl get pods: OOMKilled status",
-    "user2-k8s-kubelet-status-json-oom-killed-2014": "kubelet's JSON status: OOMKilled",
     "user2-nohang-logfile-comma-ms-top-table-no-kill": "nohang's own log file",
 }
 

@@ -149,7 +149,9 @@ class EpisodeBuilder:
             self._named[(record.host, record.source)] = (event, seq)
         elif isinstance(event, ev.UserspaceKill):
             event = self._with_named_victim(event)
-            self._keep(userspace_episode(event, moment_of(record, seq)))
+            episode = userspace_episode(event, moment_of(record, seq))
+            for _ in range(event.count):
+                self._keep(episode)
             self._runs.killed(record.host, seq)
         elif isinstance(event, ev.UnitRecord):
             self._unit_records.append((event, seq))

@@ -9,6 +9,7 @@ from oomtrace.episodes.moments import minus_seconds, moment_of
 from oomtrace.frozen import replace
 from oomtrace.model import HostSpan, Moment, SourceSummary, Unparsed
 from oomtrace.records import Record, Stamp
+from oomtrace.serverlines import program_oom_error
 
 MAX_UNPARSED_KEPT = 50
 
@@ -17,7 +18,7 @@ class _SourceInfo:
     """What the summary says of one source, counted as its records are fed (typed fields: a dict
     of objects needed a conversion and a type-checker exemption at each count)."""
 
-    __slots__ = ("events", "first", "kind", "last", "problem", "recognised", "records")
+    __slots__ = ("events", "first", "kind", "last", "problem", "program_oom", "recognised", "records")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -28,6 +29,8 @@ class _SourceInfo:
         """The first record and its seq."""
         self.last: tuple[Record, int] | None = None
         self.problem: str | None = None
+        self.program_oom: str | None = None
+        """The first program's own out-of-memory error among lines of no known prefix."""
 
 
 class SourceLedger:
@@ -80,6 +83,12 @@ class SourceLedger:
         if stamp.wall is None and stamp.uptime is None and stamp.clock is None:
             if record.ident is not None:
                 info.recognised += 1
+            elif info.program_oom is None and info.recognised == 0:
+                # Only while nothing in the source looked like a kernel log: a real one pays
+                # nothing, and the words only matter when the source is refused.
+                said = program_oom_error(record.raw)
+                if said is not None:
+                    info.program_oom = f"{said!r} at line {record.line_no}"
             return info
         info.recognised += 1
         if stamp.wall is not None and stamp.uptime is not None:
@@ -146,6 +155,7 @@ class SourceLedger:
             first=moment(info.first),
             last=moment(info.last),
             problem=info.problem,
+            program_oom=info.program_oom,
         )
 
 

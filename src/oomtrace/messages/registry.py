@@ -1,7 +1,7 @@
 """The one registry: every message kind in the order they are tried, and the tables read from it.
 
 Adding a message is its kind in its family's module (report.py, kills.py, early.py, boot.py,
-units.py, userspace.py) and one line here, where it stands in the order.
+units.py, userspace.py, runtime.py) and one line here, where it stands in the order.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import functools
 import re
 
 from oomtrace.lazyregex import lazy_compile
-from oomtrace.messages import boot, early, kills, report, units, userspace
+from oomtrace.messages import boot, early, kills, report, runtime, units, userspace
 from oomtrace.messages.kind import MessageKind
 
 # Order matters where two kinds can match one line: the first that returns an event wins.
@@ -59,6 +59,11 @@ MESSAGES: tuple[MessageKind, ...] = (
     userspace.SLURM_OOM_EVENT,
     userspace.LMKD_KILL,
     userspace.LOWMEMORYKILLER_KILL,
+    runtime.KUBELET_OOM_EVENT,
+    runtime.KUBELET_CREATED_OOM_EVENT,
+    runtime.CONTAINERD_TASK_OOM,
+    runtime.DOCKER_OOM_EVENT,
+    runtime.CONTAINER_OOMKILLED,
     units.JOURNALD_MEMORY_PRESSURE,
     userspace.WATCH_WARNING,
 )

@@ -257,12 +257,20 @@ LMKD_KILL = MessageKind(
 )
 
 
-# The Android kernel's staging driver (drivers/staging/android/lowmemorykiller.c): `lowmemorykiller:
-# Killing 'com.x' (1234), adj 900,\n   to free 4567kB on behalf of 'kswapd0' (45) because\n   cache
-# ...`; its continuation lines are joined to it (parse.py), or lost in a paste.
+# `Killing 'com.x' (1234), ...` is two writers' wording. The Android kernel's staging driver
+# (drivers/staging/android/lowmemorykiller.c): `Killing 'com.x' (1234), adj 900,\n   to free
+# 4567kB on behalf of 'kswapd0' (45) because\n   cache ...` (Qualcomm's adds `(tgid N)` after the
+# pid; /dev/kmsg prints its newlines as `\x0a`); its continuation lines are joined to it
+# (parse.py), or lost in a paste. And Android 8's userspace lmkd, under the same tag:
+# `Killing 'com.x' (4563), uid 10010, adj 906` then `   to free 39444kB because ...` (logcat
+# prints each line with its own prefix; parse.py joins the second, indented, to the first).
+# The uid is lmkd's alone: the kernel's driver never prints it.
+_GAP = r"(?:\s|\\x0a)*"
 _LOWMEM = lazy_compile(
-    r"Killing '(?P<comm>[^']*)' \((?P<pid>\d{1,9})\),\s*(?:adj|oom_adj|oom_score_adj) (?P<adj>-?\d{1,5})"
-    r"(?:,?\s*to free (?P<free>\d{1,12})kB on behalf of '(?P<by>[^']*)' \((?P<by_pid>\d{1,9})\))?"
+    rf"Killing '(?P<comm>[^']*)' \((?P<pid>\d{{1,9}})\)(?: \(tgid \d{{1,9}}\))?,{_GAP}"
+    rf"(?:uid (?P<uid>\d{{1,9}}),{_GAP})?(?:adj|oom_adj|oom_score_adj) (?P<adj>-?\d{{1,5}})"
+    rf"(?:,?{_GAP}to free (?P<free>\d{{1,12}})kB"
+    r"(?: on behalf of '(?P<by>[^']*)' \((?P<by_pid>\d{1,9})\))?)?"
 )
 
 
@@ -270,9 +278,10 @@ def _lowmemorykiller(record: Record, text: str) -> ev.Event | None:
     match = _LOWMEM.search(text)
     if not match:
         return None
+    lmkd = match["uid"] is not None
     return ev.UserspaceKill(
         record,
-        "lowmemorykiller",
+        "lmkd" if lmkd else "lowmemorykiller",
         match["comm"],
         int(match["pid"]),
         None,
@@ -281,9 +290,9 @@ def _lowmemorykiller(record: Record, text: str) -> ev.Event | None:
         int(match["free"]) if match["free"] else None,
         None,
         int(match["adj"]),
-        None,
-        trigger=match["by"],
-        trigger_pid=int(match["by_pid"]) if match["by_pid"] else None,
+        int(match["uid"]) if lmkd else None,
+        trigger="lmkd" if lmkd else match["by"],
+        trigger_pid=record.pid if lmkd else int(match["by_pid"]) if match["by_pid"] else None,
     )
 
 
@@ -291,7 +300,7 @@ LOWMEMORYKILLER_KILL = MessageKind(
     "lowmemorykiller-kill",
     ("Killing '",),
     _lowmemorykiller,
-    "Android's kernel lowmemorykiller killed an app",
+    "Android's kernel lowmemorykiller (or Android 8's lmkd) killed an app",
     "lowmemorykiller: Killing 'com.android.chrome' (12345), adj 900,",
     origin="any",
     begins=("lowmemorykiller:", "Killing '"),

@@ -44,6 +44,8 @@ from oomtrace.records import NO_STAMP, Stamp
 _STAMP_START = lazy_compile(
     r"<\d{1,3}>\[|\[\s*\d{1,10}\.\d{3,9}\]|(?<![\w.])\d{1,10}\.\d{6,9}\]"
     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
+    # logcat's threadtime behind a collector's token (`M01EECC 12-25 14:53:54.854 326 326 I ...`).
+    r"|(?<![\w-])\d{2}-\d{2}\s+\d{1,2}:\d{2}:\d{2}\.\d{3}"
     r"|\[\S{1,10}\s+\S{1,10}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s+\d{4}\]"
     # After a space, or the `file:` that `grep -r` over rotated logs puts first
     # (`/var/log/messages-20150510:May  9 23:40:38 host kernel: ...`).

@@ -15,7 +15,7 @@ from oomtrace.keep import Lazily
 from oomtrace.model import Analysis
 from oomtrace.sanitize import inert
 from oomtrace.sources.serverlog import ServerLogFacts, read_server_log, summarize
-from oomtrace.story import find_deaths, summarised_kill, tell, with_server_warnings
+from oomtrace.story import find_deaths, summarised_kill, tell, victim_name, with_server_warnings
 from oomtrace.storyview import WhyView, why_view
 from oomtrace.target import COMM_LEN, Target
 from oomtrace.timerange import parse_when
@@ -131,7 +131,7 @@ def _not_found_message(analysis: Analysis, target: Target, verdict: Verdict) -> 
     names = analysis.source_names
     first, last = analysis.span()
     span = f" ({clock(first)} to {clock(last)})" if first and last else ""
-    victims = [f"{e.victim.comm} (pid {e.victim.pid})" for e in analysis.episodes if e.victim]
+    victims = [victim_name(e) for e in analysis.episodes if e.victim]
     if victims:
         shown = ", ".join(dict.fromkeys(victims[-10:]))
         others = f"; OOM victims in it: {shown}"

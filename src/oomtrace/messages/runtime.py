@@ -1,0 +1,160 @@
+"""Container runtimes' records of an OOM kill: containerd, Docker, the kubelet, kubectl.
+
+Each is evidence of a kill whose kernel lines are elsewhere (the node's kernel log), read as
+systemd's `killed by the OOM killer` unit record is: a kill with no kernel details. Each kind
+beside its matcher, with a real line from tests/realworld/cases/.
+"""
+
+from __future__ import annotations
+
+from oomtrace import events as ev
+from oomtrace.lazyregex import lazy_compile
+from oomtrace.messages.kind import MessageKind
+from oomtrace.records import Record
+
+RUNTIME = "container-runtime"
+# A hostile `(x99999 over 1m)` must not make a log of one line a log of 99,999 kills.
+MAX_REPEATS = 1000
+
+# The kubelet's node events as `kubectl describe node|pod` prints them: `System OOM encountered`
+# (1.9+, the kill of a process on the node outside any pod), `Cgroup OOM encountered, victim
+# process: stress, pid: 470521` (1.27+); the table folds repeats into `12m (x4 over 25m)`.
+_KUBELET_OOM = lazy_compile(
+    r"(?P<what>System|Cgroup) OOM encountered"
+    r"(?:, victim process: (?P<comm>[^,\s]{1,200}), pid: (?P<pid>\d{1,9}))?"
+)
+_REPEATS = lazy_compile(r"\(x(?P<n>\d{1,9}) over [^)]{0,40}\)")
+
+
+def _kubelet_event(record: Record, text: str) -> ev.Event | None:
+    match = _KUBELET_OOM.search(text)
+    if not match:
+        return None
+    repeats = _REPEATS.search(text, 0, match.start())
+    count = min(int(repeats["n"]), MAX_REPEATS) if repeats else 1
+    return ev.UserspaceKill(
+        record,
+        RUNTIME,
+        match["comm"],
+        int(match["pid"]) if match["pid"] else None,
+        None,
+        None,
+        f"the kubelet's {match['what']}OOM event: {text[match.start() :].strip()}",
+        count=count,
+    )
+
+
+KUBELET_OOM_EVENT = MessageKind(
+    "kubelet-oom-event",
+    ("OOM encountered",),
+    _kubelet_event,
+    "the kubelet saw an OOM kill on its node (SystemOOM, CgroupOOM events)",
+    "Cgroup OOM encountered, victim process: stress, pid: 470521",
+    origin="any",
+)
+
+
+# cAdvisor inside the kubelet: `Created an OOM event in container "/kubepods/..." at 2017-...`.
+_CADVISOR_OOM = lazy_compile(r'Created an OOM event\b(?: in container "(?P<cgroup>/[^"]{0,400})")?')
+
+
+def _cadvisor(record: Record, text: str) -> ev.Event | None:
+    match = _CADVISOR_OOM.search(text)
+    if not match:
+        return None
+    reason = f"the kubelet's record: {text[match.start() :].strip()}"
+    return ev.UserspaceKill(record, RUNTIME, None, None, match["cgroup"], None, reason)
+
+
+KUBELET_CREATED_OOM_EVENT = MessageKind(
+    "kubelet-created-oom-event",
+    ("Created an OOM event",),
+    _cadvisor,
+    "the kubelet (cAdvisor) recorded an OOM kill in a container",
+    # Cut by the paste it comes from (tests/realworld/cases/user2-k8s-kubelet-journal-oom-event-*).
+    "I1010 17:41:57.858757    4991 manager.go:1126] Created an OOM event in containe",
+    origin="any",
+)
+
+
+# containerd's `TaskOOM event container_id:"4bcba7fc…"` (in its logfmt `msg=`, quotes escaped),
+# and its newer `TaskOOM event &TaskOOM{ContainerID:4bcba7fc…}`.
+_TASK_OOM = lazy_compile(r"TaskOOM event\b")
+_CONTAINER_ID = lazy_compile(r"(?<![0-9a-f])[0-9a-f]{12,64}(?![0-9a-f])")
+
+
+def _containerd(record: Record, text: str) -> ev.Event | None:
+    match = _TASK_OOM.search(text)
+    if not match:
+        return None
+    found = _CONTAINER_ID.search(text, match.end(), match.end() + 80)
+    named = f" in container {found.group(0)[:12]}" if found else ""
+    return ev.UserspaceKill(record, RUNTIME, None, None, None, None, f"containerd's TaskOOM event{named}")
+
+
+CONTAINERD_TASK_OOM = MessageKind(
+    "containerd-task-oom",
+    ("TaskOOM event",),
+    _containerd,
+    "containerd saw an OOM kill in a container (TaskOOM)",
+    'time="2023-09-01T19:12:33.012922721Z" level=info msg="TaskOOM event '
+    'container_id:\\"4bcba7fc4369fee4d7d2e6263b58fce52cfc928c6a31cfac4d43c838708991ce\\""',
+    origin="any",
+)
+
+
+# `docker events`: `2019-05-04T18:05:45.011072877-05:00 container oom 29d72966… (image=…,
+# name=k8s_notebook_…)`; the attributes are sorted by key, so `name=` comes late, often wrapped.
+_DOCKER_OOM = lazy_compile(r"\bcontainer oom (?P<id>[0-9a-f]{12,64})\b")
+_DOCKER_NAME = lazy_compile(r"[(,] name=(?P<name>[^,)\s]{1,200})")
+
+
+def _docker_event(record: Record, text: str) -> ev.Event | None:
+    match = _DOCKER_OOM.search(text)
+    if not match:
+        return None
+    name = _DOCKER_NAME.search(text, match.end())
+    return ev.UserspaceKill(
+        record,
+        RUNTIME,
+        name["name"] if name else None,
+        None,
+        None,
+        None,
+        f"Docker's event: container oom {match['id'][:12]}",
+    )
+
+
+DOCKER_OOM_EVENT = MessageKind(
+    "docker-oom-event",
+    ("container oom ",),
+    _docker_event,
+    "Docker saw an OOM kill in a container (docker events)",
+    "container oom 29d72966e0beb17d9b0b9fbcbfc734e2df2eb5428690115f9b24430357de08e5 "
+    "(annotation.io.kubernetes.container.hash=cad60de0, ",
+    origin="any",
+)
+
+
+# A container's last end as the runtime keeps it: `kubectl describe pod`'s `Reason: OOMKilled`,
+# the kubelet's JSON status `"reason": "OOMKilled"` (2014: `"OOM Killed"`), `docker inspect`'s
+# `"OOMKilled": true` (its `false` is every other container's).
+_TERMINATED = lazy_compile(r'(?:^|\s)Reason:\s+OOMKilled\b|"reason":\s*"OOM ?Killed"|"OOMKilled":\s*true\b')
+
+
+def _terminated(record: Record, text: str) -> ev.Event | None:
+    match = _TERMINATED.search(text)
+    if not match:
+        return None
+    said = " ".join(match.group(0).split())
+    return ev.UserspaceKill(record, RUNTIME, None, None, None, None, f"the container's status: {said}")
+
+
+CONTAINER_OOMKILLED = MessageKind(
+    "container-oomkilled",
+    ("OOMKilled", "OOM Killed"),
+    _terminated,
+    "a container's status says the OOM killer ended it (kubectl describe, docker inspect)",
+    "  Reason:       OOMKilled",
+    origin="any",
+)

@@ -1,0 +1,154 @@
+"""Kills told by a record other than the kernel's report: Android's killers in every wording,
+and a container runtime's record of an OOM kill (issue 38), read off real pastes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run
+from tests.realworld.score import _actual
+
+CASES = Path(__file__).parent / "realworld" / "cases"
+
+
+def episodes_of(case: str, *extra: str) -> list[dict]:
+    result = run("list", "-k", str(CASES / case / "input.txt"), "--format", "json", "--tz", "UTC", *extra)
+    assert result.exit_code == 0, result.output
+    return list(json.loads(result.stdout)["episodes"])
+
+
+def facts(episode: dict, *names: str) -> dict:
+    return {name: _actual(episode, name) for name in names}
+
+
+def test_oreo_lmkd_killing_two_lines_is_one_kill_each_and_activity_manager_is_no_kill() -> None:
+    # Android 8's lmkd: `Killing '...' (pid), uid N, adj N` then `   to free NkB because ...`,
+    # each with its own logcat prefix; ActivityManager's `has died` lines follow each kill.
+    episodes = episodes_of("user2-android-lmkd-oreo-killing-two-line-am-died")
+    assert [
+        facts(e, "killer", "victim", "pid", "trigger", "trigger_pid", "oom_score_adj") for e in episodes
+    ] == [
+        {
+            "killer": "lmkd",
+            "victim": "com.android.documentsui",
+            "pid": 4563,
+            "trigger": "lmkd",
+            "trigger_pid": 400,
+            "oom_score_adj": 906,
+        },
+        {
+            "killer": "lmkd",
+            "victim": "com.android.keychain",
+            "pid": 4577,
+            "trigger": "lmkd",
+            "trigger_pid": 400,
+            "oom_score_adj": 904,
+        },
+    ]
+    # The second line is joined to the first: its `to free` is the kill's, not a kill of its own.
+    assert [e["victim"]["rss_kb"] for e in episodes] == [39444, 32948]
+    assert all("to free" in e["killer_reason"] for e in episodes)
+
+
+def test_qualcomm_lowmemorykiller_tgid_and_kmsg_escaped_newlines() -> None:
+    (episode,) = episodes_of("user2-android-vince-lmk-x0a-escaped")
+    assert facts(episode, "killer", "victim", "pid", "trigger", "trigger_pid", "oom_score_adj") == {
+        "killer": "lowmemorykiller",
+        "victim": "d.process.media",
+        "pid": 2846,
+        "trigger": "kswapd0",
+        "trigger_pid": 136,
+        "oom_score_adj": 999,
+    }
+
+
+def test_logcat_behind_a_collectors_token_keeps_lmkds_pid() -> None:
+    (episode,) = episodes_of("user2-android-lmkd-aaos-prefixed-masked-name")
+    assert facts(episode, "killer", "trigger", "trigger_pid", "clock") == {
+        "killer": "lmkd",
+        "trigger": "lmkd",
+        "trigger_pid": 326,
+        "clock": "14:53:54",
+    }
+
+
+RUNTIME_CASES = {
+    "user2-k8s-cgroupoom-event-victim-process-pid": 1,
+    "user2-k8s-describe-node-systemoom-x3-no-victim": 3,
+    # `12m (x4 over 25m)`: the kubelet folded four events into one row.
+    "user2-k3s-describe-node-systemoom-x4-over": 4,
+    "user2-k8s-describe-last-state-oomkilled-only": 1,
+    "user2-k8s-kubelet-status-json-oom-killed-2014": 1,
+    "user2-k8s-kubelet-journal-oom-event-cut-json-error": 1,
+    "user2-containerd-taskoom-dollar-prefixed-journal": 1,
+    "user2-docker-events-container-oom-wrapped-cut": 2,
+}
+
+
+def test_a_container_runtimes_record_is_a_kill_with_no_kernel_details() -> None:
+    for case, kills in RUNTIME_CASES.items():
+        episodes = episodes_of(case)
+        assert [e["killer"] for e in episodes] == ["container-runtime"] * kills, case
+        for episode in episodes:
+            assert episode["trigger"] is None, case  # the runtime names no allocating task
+            assert episode["constraint"] is None, case
+            assert "runtime_report" in episode["missing"], case
+
+
+def test_the_kubelets_cgroup_oom_event_names_its_victim_process() -> None:
+    (episode,) = episodes_of("user2-k8s-cgroupoom-event-victim-process-pid")
+    assert facts(episode, "victim", "pid") == {"victim": "stress", "pid": 470521}
+
+
+def test_docker_events_name_the_container_from_its_wrapped_attributes() -> None:
+    first, second = episodes_of("user2-docker-events-container-oom-wrapped-cut")
+    assert (
+        first["victim"]["comm"]
+        == "k8s_notebook_jupyter-******_jhub-prod_efa75591-6e89-11e9-bf85-001a4a16016d_0"
+    )
+    assert first["victim"]["pid"] is None
+    assert second["victim"] is None  # cut before its name: no name said
+
+
+def test_the_story_of_a_runtime_record_says_what_to_fetch_and_not_that_the_runtime_killed() -> None:
+    log = CASES / "user2-k8s-cgroupoom-event-victim-process-pid" / "input.txt"
+    result = run("why", "stress", "-k", str(log), "--tz", "UTC", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "by the container runtime's record" in text
+    assert "journalctl -k" in text
+    assert "userspace OOM killer" not in text
+    assert "container-runtime killed" not in text
+    assert "pid None" not in text
+
+
+def test_docker_inspects_oomkilled_false_is_no_kill(tmp_path: Path) -> None:
+    # Every container `docker inspect` shows carries the key; only `true` is a kill.
+    log = tmp_path / "inspect.txt"
+    log.write_text('        "State": {\n            "OOMKilled": false,\n            "ExitCode": 0,\n')
+    result = run("list", "-k", str(log), "--format", "json")
+    assert result.exit_code != 0 or json.loads(result.stdout)["episodes"] == []
+    log.write_text('        "State": {\n            "OOMKilled": true,\n            "ExitCode": 137,\n')
+    result = run("list", "-k", str(log), "--format", "json")
+    assert [e["killer"] for e in json.loads(result.stdout)["episodes"]] == ["container-runtime"]
+
+
+def test_a_programs_own_log_given_as_a_kernel_log_is_told_where_it_belongs(tmp_path: Path) -> None:
+    # The vLLM fixture's own error line, as a traceback prints it (no log prefix).
+    server = (
+        Path(__file__).parent.parent / "fixtures" / "vllm_cuda_oom_self_report" / "server.log"
+    ).read_text()
+    error = next(line for line in server.splitlines() if "CUDA out of memory" in line)
+    log = tmp_path / "train.log"
+    log.write_text("Traceback (most recent call last):\n" + error[error.index("torch.") :] + "\n")
+    result = run("list", "-k", str(log))
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert "does not look like a kernel log" in message
+    assert "'torch.OutOfMemoryError: CUDA out of memory' at line 2" in message
+    assert "--server-log" in message
+    # A log of no program error keeps the plain refusal.
+    log.write_text("hello\nworld\n")
+    result = run("list", "-k", str(log))
+    assert result.exit_code == 2 and "--server-log" not in result.stderr
