@@ -102,3 +102,27 @@ def test_out_of_memory_alone_says_nothing(tmp_path: Path) -> None:
     log = tmp_path / "k.log"
     log.write_text(_report(["dump_stack", "dump_header", "oom_kill_process", "out_of_memory"]))
     assert _list(log)[0]["constraint"] is None
+
+
+def test_a_cpuset_that_leaves_out_a_node_is_not_called_global(tmp_path: Path) -> None:
+    # mems_allowed=0 on a machine whose Mem-Info shows node 1: constrained_alloc() may have said
+    # CONSTRAINT_CPUSET, and the allocator frames are the same either way.
+    frames = ["dump_stack", "dump_header", "oom_kill_process", "out_of_memory", "__alloc_pages_nodemask"]
+    lines = _report(frames).splitlines(keepends=True)
+    zones = (
+        "[ 100.000003] Node 0 Normal free:9000kB min:8000kB low:10000kB high:12000kB\n"
+        "[ 100.000003] Node 1 Normal free:900000kB min:8000kB low:10000kB high:12000kB\n"
+    )
+    narrowed = (
+        lines[0]
+        + "[ 100.000001] a.out cpuset=/pinned mems_allowed=0\n"
+        + "".join(lines[1:-1])
+        + zones
+        + lines[-1]
+    )
+    log = tmp_path / "k.log"
+    log.write_text(narrowed)
+    assert _list(log)[0]["constraint"] is None
+    whole = narrowed.replace("mems_allowed=0\n", "mems_allowed=0-1\n")
+    log.write_text(whole)
+    assert _list(log)[0]["constraint"] == "global"

@@ -32,7 +32,9 @@ _CONSTRAINTS = {
 #     filemap_alloc_folio (5.16+); a page fault's pagefault_out_of_memory (2.6.x-5.15: it calls
 #     out_of_memory when no memcg handled the fault; 5.16 stopped calling it); sysrq-f's
 #     moom_callback (drivers/tty/sysrq.c). A cpuset or mempolicy limit takes the same path:
-#     only the summary line (4.19+) tells them apart, so "global" from the trace is inferred.
+#     only the summary line tells them apart, so "global" from the trace is inferred, and not
+#     said where the header's nodemask or the task's mems_allowed leaves out a node the
+#     report's Mem-Info shows (constrained_alloc() in mm/oom_kill.c).
 _MEMCG_FRAMES_BY_SERIES = {
     "2.6.32-3.16": (
         "mem_cgroup_out_of_memory",
@@ -174,9 +176,37 @@ def constraint_from_trace(report: ReportEvents) -> str | None:
     functions = {e.function.split(".")[0] for e in reliable}
     if functions & _MEMCG_FRAMES:
         return "memcg"
-    if "out_of_memory" in functions and functions & _ALLOCATOR_FRAMES:
+    if "out_of_memory" in functions and functions & _ALLOCATOR_FRAMES and not _narrowed(report):
         return "global"
     return None
+
+
+def _narrowed(report: ReportEvents) -> bool:
+    """The header's nodemask (4.9-4.18) or the task's mems_allowed leaves out a node the report's
+    Mem-Info shows: constrained_alloc() may have said CONSTRAINT_MEMORY_POLICY or
+    CONSTRAINT_CPUSET, and the trace cannot tell which."""
+    nodes = {e.node for e in report.all(ev.ZoneLine)} | {e.node for e in report.all(ev.NodeLine)}
+    if not nodes:
+        return False
+    header = report.draft.header
+    masks = [header.nodemask] if isinstance(header, ev.OomInvoked) and header.nodemask else []
+    masks += [e.mems_allowed for e in report.all(ev.CpusetLine)]
+    for mask in masks:
+        allowed = _node_list(mask)
+        if allowed is not None and not nodes <= allowed:
+            return True
+    return False
+
+
+def _node_list(text: str) -> set[int] | None:
+    """`0-1,3` as the kernel's %*pbl prints a nodemask; None for `(null)` or what is not a list."""
+    nodes: set[int] = set()
+    for part in text.strip().split(","):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or (high and not high.isdigit()) or len(low) > 4 or len(high) > 4:
+            return None  # MAX_NUMNODES is 1024: a longer number is not a node
+        nodes.update(range(int(low), int(high or low) + 1))
+    return nodes
 
 
 def memcgs(
