@@ -20,10 +20,12 @@ import pytest
 
 from tests.conftest import run
 
-# printk's conversions as these formats use them: flags, width, length, and the two %p
-# extensions (%pGg: the gfp flags in words; %*pbl: a nodemask as a list), given here already
-# formatted, as the kernel formats them before they reach the line.
-_CONVERSION = re.compile(r"%(?P<ext>\*pbl|pGg)|%(?P<flags>[#-]?)(?P<width>\d*)(?:ll|l|h)?(?P<conv>[diusx%])")
+# printk's conversions as these formats use them: flags, width, length, and three %p
+# extensions (%pGg: the gfp flags in words; %*pbl: a nodemask as a list; %pV: a nested format),
+# given here already formatted, as the kernel formats them before they reach the line.
+_CONVERSION = re.compile(
+    r"%(?P<ext>\*pbl|pGg|pV)|%(?P<flags>[#-]?)(?P<width>\d*)(?:ll|l|h)?(?P<conv>[diusx%])"
+)
 
 
 def printk(fmt: str, *args: Any) -> str:
@@ -451,3 +453,40 @@ def test_printk_fills_as_the_kernel_does() -> None:
     assert printk(HDR_4_9, "a", 0x14200CA, "GFP_HIGHUSER_MOVABLE", "(null)", 0, 0) == (
         "a invoked oom-killer: gfp_mask=0x14200ca(GFP_HIGHUSER_MOVABLE), nodemask=(null), order=0, oom_score_adj=0"
     )
+
+
+# ---- mm/page_alloc.c: the allocation failure warning ------------------------------------
+# warn_alloc_failed(), 2.6.x-4.4: the line before Michal Hocko's linux-mm patch adding the flag
+# names (find_string "page allocation failure: order:%u").
+ALLOC_FAIL_2_6 = "%s: page allocation failure: order:%u, mode:0x%x\n"
+# warn_alloc_failed(), 4.5-4.9, as the linux-mm thread renaming it to warn_alloc quotes it.
+ALLOC_FAIL_4_5 = "%s: page allocation failure: order:%u, mode:%#x(%pGg)\n"
+# warn_alloc(), 4.10+ (find_string "%pV, mode:%#x(%pGg), nodemask=%*pbl"), its %pV being
+# __alloc_pages_slowpath()'s "page allocation failure: order:%u", then the cpuset pieces.
+ALLOC_FAIL_4_10 = "%s: %pV, mode:%#x(%pGg), nodemask=%*pbl"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        printk(ALLOC_FAIL_2_6, "kworker/u8:2", 4, 0x20),
+        printk(ALLOC_FAIL_4_5, "kworker/u8:2", 4, 0x2080020, "GFP_ATOMIC"),
+        printk(
+            ALLOC_FAIL_4_10,
+            "kworker/u8:2",
+            printk("page allocation failure: order:%u", 4),
+            0x40CC0,
+            "GFP_KERNEL|__GFP_COMP",
+            "(null)",
+        )
+        + ",cpuset=/,mems_allowed=0",
+    ],
+    ids=["2.6-4.4", "4.5-4.9", "4.10+"],
+)
+def test_every_series_allocation_failure_is_a_warning(tmp_path: Path, line: str) -> None:
+    log = tmp_path / "dmesg.txt"
+    log.write_text(_dmesg((line,)))
+    result = run("list", "-k", str(log), "--format", "json")
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["warnings"]
+    assert [(w["kind"], w["key"]) for w in warnings] == [("page-allocation-failure", "kworker/u8:2:order4")]
