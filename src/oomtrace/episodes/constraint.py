@@ -13,8 +13,11 @@ _CONSTRAINTS = {
     "CONSTRAINT_CPUSET": "cpuset",
     "CONSTRAINT_MEMORY_POLICY": "mempolicy",
 }
-# Call-trace frames that say which limit was hit, when no summary line says so, per kernel series.
-# Read from the sources of each (function names as the unwinder prints them):
+# Call-trace frames that say which limit was hit, when no summary line says so, per kernel series
+# (function names as the unwinder prints them). mm/oom_kill.c was read for 2.6.32, RHEL 6, 3.10,
+# 4.19, 5.10 and 6.1 (stored copies named in tests/test_kernel_formats.py); the memcontrol.c,
+# page_alloc.c, mempolicy.c and filemap.c names follow those files' history and the real traces in
+# tests/realworld, not a reading of each series' file:
 #   memcg: mm/memcontrol.c and mm/oom_kill.c. 2.6.32-3.16: mem_cgroup_out_of_memory (oom_kill.c)
 #     under __mem_cgroup_try_charge from mem_cgroup_charge_common / mem_cgroup_newpage_charge /
 #     mem_cgroup_cache_charge; 2.6.35-3.11 mem_cgroup_handle_oom; 3.12+ (and RHEL 7's 3.10)
