@@ -135,9 +135,11 @@ KILL_5 = (
     "UID:%u pgtables:%lukB oom_score_adj:%hd\n"
 )
 
-# ---- 6.8+ ------------------------------------------------------------------------------
-# mm/oom_kill.c dump_tasks()/dump_task() after 6.1: the rss split in three columns (a compiled
-# oom_kill.c string table, find_string "rss_anon rss_file rss_shmem pgtables_bytes").
+# ---- after 6.1 (6.8 and later) ---------------------------------------------------------
+# mm/oom_kill.c dump_tasks()/dump_task() after 6.1 (whose table is 4.19's, read above): the rss
+# split in three columns, copied from a compiled oom_kill.c's string table (find_string "rss_anon
+# rss_file rss_shmem pgtables_bytes"; a 6.12-rc2 report on linux-mm prints it). The release that
+# added it was not read here.
 TASKS_6_8 = "[  pid  ]   uid  tgid total_vm      rss rss_anon rss_file rss_shmem pgtables_bytes swapents oom_score_adj name\n"
 ROW_6_8 = "[%7d] %5d %5d %8lu %8lu %8lu %8lu %9lu %8ld %8lu         %5hd %s\n"
 
