@@ -286,7 +286,7 @@ def test_the_constraint_inferred_from_the_call_trace(
     lines.append("[ 1.2] Killed process 1966928 (llama-server) total-vm:100kB, anon-rss:50kB, file-rss:0kB")
     (episode,), _ = facts(tmp_path, "\n".join(lines) + "\n")
     assert episode["constraint"] == constraint
-    assert episode["constraint_from"] == "call trace (inferred)"
+    assert episode["constraint_from"] == "inferred from the call trace"
 
 
 def test_the_memcg_inferred_from_its_stats_when_the_header_is_gone(tmp_path: Path) -> None:

@@ -47,11 +47,13 @@ OOM_KILL_SUMMARY = MessageKind(
 
 
 # `Out of memory` as 2.4 to 7.x print it (and 2.4's `Out of Memory`), with the task-selection
-# note some kernels add: `Out of memory (oom_kill_allocating_task): `.
+# note some kernels add: `Out of memory (oom_kill_allocating_task): `. The chosen task's line:
+# 2.6.32's `kill process %d (%s) score %li or a child`, 2.6.34-mm's `Kill process %d (%s) with
+# score %d or sacrifice child`, 2.6.36-4.19's `Kill process %d (%s) score %d or sacrifice child`.
 _OUT_OF = r"(?:Memory cgroup out of memory|[Oo]ut of [Mm]emory(?: \([\w ]+\))?)"
 _KILL_CHOSEN = lazy_compile(
     rf"(?P<lead>{_OUT_OF}: )?"
-    r"[Kk]ill process (?P<pid>\d{1,20}) \((?P<comm>.*)\) score (?P<score>\d{1,20})"
+    r"[Kk]ill process (?P<pid>\d{1,20}) \((?P<comm>.*)\) (?:with )?score (?P<score>\d{1,20})"
     r" or (?:sacrifice child|a child)"
 )
 
@@ -74,7 +76,8 @@ KILL_CHOSEN = MessageKind(
 )
 
 
-# The kill line of every generation: `Killed process N (comm) total-vm:..kB, ...` (2.6.3x-7.x),
+# The kill line of every generation: `Killed process N (comm) total-vm:..kB, ...` (2.6.36-7.x;
+# 2.6.33-2.6.35 `vsz:..kB` for total-vm, 2.6.32 `Killed process N (comm)` alone),
 # RHEL 7's `Killed process N (comm), UID N, total-vm:...`, RHEL 6's `Killed process N, UID N,
 # (comm)`, 2.4's `Out of Memory: Killed process N (comm).`; the pid may have been deleted by
 # hand (`Killed process XXXX`) and the line cut anywhere, even inside the name.
@@ -83,7 +86,7 @@ _KILLED = lazy_compile(
     r"(?:, UID (?P<uid>\d{1,20}),)? ?\("
 )
 # What may follow the name's `)`; a cut line may end inside the word (`(rms) total-v`).
-_KILLED_NAME_END = lazy_compile(r"\)(?=,? ?(?:UID|total|anon|file|shmem|pgtables|score)|[.,]?\s*$)")
+_KILLED_NAME_END = lazy_compile(r"\)(?=,? ?(?:UID|total|vsz|anon|file|shmem|pgtables|score)|[.,]?\s*$)")
 _KILLED_UID = lazy_compile(r"UID:?\s*(\d{1,20})")
 _KILLED_ADJ = lazy_compile(r"oom_score_adj:\s*(-?\d{1,20})")
 
@@ -108,7 +111,8 @@ def _killed(record: Record, text: str) -> ev.Event | None:
         pid=int(match["pid"]) if match["pid"].isdigit() else None,
         comm=comm,
         uid=int(uid) if uid is not None else None,
-        total_vm_kb=sizes.get("total-vm"),
+        # 2.6.33-2.6.35 printed total-vm as `vsz:`.
+        total_vm_kb=sizes.get("total-vm", sizes.get("vsz")),
         anon_rss_kb=sizes.get("anon-rss"),
         file_rss_kb=sizes.get("file-rss"),
         shmem_rss_kb=sizes.get("shmem-rss"),
