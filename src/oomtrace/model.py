@@ -399,7 +399,10 @@ class Analysis(Frozen, dict=True):  # dict: where the cached_property lookups ar
     outside_range: int = 0
     """Kills the input held that fell outside the range (or had no wall time to judge by)."""
     read_twice: int = 0
-    """Kills found in two sources (overlapping files, a journal and its syslog copy), kept once."""
+    """Kills read twice (overlapping files, a journal and its syslog copy, a report quoted in a
+    log), kept once."""
+    warnings_read_twice: int = 0
+    """Warning lines a second source gave again (a syslog beside kern.log, a .gz copy), counted once."""
     elided: Elided | None = None
     """Kills of a very long log between the first and last ones kept (episodes.KEPT_FIRST...)."""
     host_spans: tuple[HostSpan, ...] = ()

@@ -242,7 +242,9 @@ def footer(analysis: Analysis) -> str:
     if ranged:
         notes.append(f"Only the {ranged}.")
     if analysis.read_twice:
-        notes.append(f"{analysis.read_twice:,} kill(s) found in two sources were counted once.")
+        notes.append(f"{analysis.read_twice:,} kill(s) read twice were counted once.")
+    if analysis.warnings_read_twice:
+        notes.append(f"{analysis.warnings_read_twice:,} warning line(s) found in two sources were counted once.")
     if analysis.elided:
         notes.append(f"{analysis.elided.note()}.")
     return " ".join([f"Read {names}: {records:,} {unit}{span}. {counts}{unparsed}.", *notes])

@@ -213,19 +213,20 @@ class EpisodeBuilder:
         self._frozen.append(episode if freezer is None else Deferred(episode, freezer))
 
     def _already_kept(self, episode: Episode, time: datetime | None) -> bool:
-        """The same kill read from a second source (kern.log and kern.log.1 overlapping, a
-        syslog file beside the journal, a watcher's record beside the log it followed)."""
+        """The same kill read twice: from a second source (kern.log and kern.log.1 overlapping, a
+        syslog file beside the journal, a watcher's record beside the log it followed), or quoted
+        again in one (an oomtrace report pasted below its log). One host's pid is one victim's
+        in a second: a second kill of it is a copy."""
         victim = episode.victim
         if victim is None or victim.pid is None or time is None:
             return False
         second = int(time.timestamp())
-        source = episode.moment.source
         # Two sources stamp one line a little apart (journal time against uptime plus boot time).
         for near in (second - 1, second, second + 1):
             first = self._seen.get((episode.host, victim.pid, victim.comm, near))
-            if first is not None and first != source:
+            if first is not None:
                 return True
-        self._seen[(episode.host, victim.pid, victim.comm, second)] = source
+        self._seen[(episode.host, victim.pid, victim.comm, second)] = episode.moment.source
         if len(self._seen) > SEEN_KILLS:
             self._seen.popitem(last=False)
         return False
@@ -280,6 +281,7 @@ class EpisodeBuilder:
             ),
             outside_range=self._outside,
             read_twice=self._read_twice,
+            warnings_read_twice=self._runs.read_twice,
             elided=(
                 self._elided.summary(self._runs.dropped, resolve, KEPT_FIRST, KEPT_LAST)
                 if self._elided.kills

@@ -348,6 +348,7 @@ def source_json(analysis: Analysis) -> dict[str, Any]:
         if analysis.range_since is not None or analysis.range_until is not None
         else None,
         "kills_read_twice": analysis.read_twice,
+        "warning_lines_read_twice": analysis.warnings_read_twice,
         "elided": _elided_json(analysis.elided),
     }
 

@@ -21,6 +21,7 @@ from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages import message_start
 from oomtrace.prefixes.clock import BRACKETED, CLOCK_ONLY, clock_only
 from oomtrace.prefixes.cut import Split
+from oomtrace.prefixes.glued import syslog_after_junk
 from oomtrace.prefixes.dmesg import (
     DMESG_X,
     PRIORITY,
@@ -167,6 +168,9 @@ def split_prefixes(state: ReadState, line: str) -> Split:
     text before it being a prefix of its own; else no prefix (a continuation)."""
     text = undecorate(line, state._decoration)
     split = known(state, text)
+    if split is None and (junk := syslog_after_junk(text)) is not None:
+        # Bytes glued before a syslog line (a NUL run): not a prefix the next lines share.
+        split = known(state, text[junk:])
     if split is None:
         for found in _STAMP_START.finditer(text, 1, 200):
             split = known(state, text[found.start() :])
