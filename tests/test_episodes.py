@@ -304,7 +304,9 @@ def test_a_warning_after_an_incidents_first_kill_is_held_for_its_later_kills() -
     assert gap is not None and abs(gap - 0.075) < 1e-3
 
 
-FORK_BOMB = Path(__file__).parent / "realworld" / "cases" / "k8s-docker-fork-bomb-syslog-vmalloc" / "input.txt"
+FORK_BOMB = (
+    Path(__file__).parent / "realworld" / "cases" / "k8s-docker-fork-bomb-syslog-vmalloc" / "input.txt"
+)
 
 
 def _list_json(*args: str) -> dict:  # type: ignore[type-arg]
@@ -323,7 +325,11 @@ def test_a_syslog_and_the_kern_log_of_one_machine_count_each_warning_once(tmp_pa
     kern_log.write_text("\n".join(kernel) + "\n")
     syslog = tmp_path / "syslog"
     syslog.write_text(
-        "\n".join(line for k in kernel for line in (k, "May 15 23:01:54 ubuntu-s-1vcpu-2gb-ams3-01 dockerd[812]: ok"))
+        "\n".join(
+            line
+            for k in kernel
+            for line in (k, "May 15 23:01:54 ubuntu-s-1vcpu-2gb-ams3-01 dockerd[812]: ok")
+        )
         + "\n"
     )
     once = _list_json("-k", str(kern_log))
@@ -363,5 +369,7 @@ def test_an_oomtrace_report_pasted_into_its_log_adds_no_kill(tmp_path: Path) -> 
     pasted.write_text(log.read_text() + report)
     once = _list_json("-k", str(log))
     document = _list_json("-k", str(pasted))
-    assert [e["victim"]["pid"] for e in document["episodes"]] == [e["victim"]["pid"] for e in once["episodes"]]
+    assert [e["victim"]["pid"] for e in document["episodes"]] == [
+        e["victim"]["pid"] for e in once["episodes"]
+    ]
     assert document["source"]["kills_read_twice"] == 1

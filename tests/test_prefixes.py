@@ -568,7 +568,9 @@ def test_a_nul_run_before_a_syslog_kill_makes_no_second_incident(tmp_path: objec
     damaged = tmp_path / "kern.log"  # type: ignore[operator]
     damaged.write_bytes(b"\n".join(lines))
     documents = [
-        json.loads(run("list", "--all", "-k", str(path), "--tz", "UTC", "--year", "2026", "-f", "json").stdout)
+        json.loads(
+            run("list", "--all", "-k", str(path), "--tz", "UTC", "--year", "2026", "-f", "json").stdout
+        )
         for path in (case, damaged)
     ]
     clean, read = ([(e["host"], e["time"], e["victim"]["pid"]) for e in d["episodes"]] for d in documents)

@@ -204,6 +204,8 @@ class Incident(Frozen):
     beside: tuple[int, ...] = ()
     """Ids of kills of other incidents on the same host at the same time (within a burst's gap
     of one of its own): another cgroup's shortage, or a global OOM beside a cgroup's."""
+    elided: int = 0
+    """Kills of it counted, not kept (model.Elided), between its first and last kept ones."""
 
 
 class Crash(Frozen):
@@ -303,6 +305,17 @@ class KillIndex:
         return Moment(time, uptime_s, "", source, self._line[i], self._boot[i], self._seq[i])
 
 
+class KillKind(Frozen):
+    """What a metric counts a kill by: the raw fields `metrics.kill_labels` words."""
+
+    constraint: str | None
+    killer: str
+    unit: str | None
+    cgroup: str | None
+    comm: str | None
+    """None: the kill line was lost (no victim)."""
+
+
 class Elided(Frozen):
     """Kills between the first and the last ones kept, counted instead of kept (bounded memory)."""
 
@@ -321,6 +334,20 @@ class Elided(Frozen):
     """Every victim name counted one by one (the rest "(other)"): its kills, first and last."""
     index: KillIndex | None = None
     """Each kill's pid and place, to find one again (`why PID`); equal only to itself."""
+    by_host: tuple[tuple[str | None, str, int], ...] = ()
+    """Their kills by host and victim name (past episodes.elide's bound, the name "(other)")."""
+    by_kind: tuple[tuple[KillKind, int], ...] = ()
+    """Their kills by what a metric labels a kill with, for `export` (past a bound, comm "(other)")."""
+    per_minute: tuple[tuple[datetime, int], ...] = ()
+    """Their kills with a wall time, counted per minute (per quarter-hour, the clock's, on a log
+    of very many minutes), for the kills-over-time chart."""
+    one_burst: bool = False
+    """They were one shortage: one host, one scope, no gap past incidents.BURST_GAP_S between
+    two of them; an incident whose kills end just before them and begin again just after is one."""
+    host: str | None = None
+    """Their host, when `one_burst`."""
+    scope: tuple[str, str | None] = ("unknown", None)
+    """What ran short in them (incidents.scope), when `one_burst`."""
 
     def find(self, pid: int) -> list[Moment]:
         """When the kills of `pid` among these were."""

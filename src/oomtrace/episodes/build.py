@@ -18,7 +18,7 @@ from oomtrace.episodes.assemble import BODY, STRONG, ReportAssembler, Stream
 from oomtrace.episodes.draft import Draft
 from oomtrace.episodes.elide import Deferred, Elision, outline_of, thawed
 from oomtrace.episodes.freeze import Freezer
-from oomtrace.episodes.incidents import incidents_of
+from oomtrace.episodes.incidents import Bridge, incidents_of
 from oomtrace.episodes.ledger import SourceLedger
 from oomtrace.episodes.moments import moment_of
 from oomtrace.episodes.runs import WarningRuns
@@ -254,9 +254,14 @@ class EpisodeBuilder:
             for u, seq in self._unit_records
         ]
         joined = join_units(head + tail, notes)
+        boundary = max((e.moment.seq for e in head), default=0)
+        elided = (
+            self._elided.summary(self._runs.dropped, resolve, KEPT_FIRST, KEPT_LAST)
+            if self._elided.kills
+            else None
+        )
         if self._elided.kills:
             # Number around the kills not kept: a kill's number says how many came before it.
-            boundary = max((e.moment.seq for e in head), default=0)
             episodes = _numbered([e for e in joined if e.moment.seq <= boundary])
             episodes += _numbered(
                 [e for e in joined if e.moment.seq > boundary], start=len(episodes) + self._elided.kills + 1
@@ -264,7 +269,7 @@ class EpisodeBuilder:
         else:
             episodes = _numbered(joined)
         warnings = self._runs.warnings(resolve)
-        incidents = incidents_of(episodes, warnings)
+        incidents = incidents_of(episodes, warnings, Bridge(boundary, elided) if elided is not None else None)
         sources = self._ledger.summaries()
         ledger = self._ledger
         return Analysis(
@@ -282,11 +287,7 @@ class EpisodeBuilder:
             outside_range=self._outside,
             read_twice=self._read_twice,
             warnings_read_twice=self._runs.read_twice,
-            elided=(
-                self._elided.summary(self._runs.dropped, resolve, KEPT_FIRST, KEPT_LAST)
-                if self._elided.kills
-                else None
-            ),
+            elided=elided,
         )
 
     def _resolved(self, episode: Episode) -> Episode:

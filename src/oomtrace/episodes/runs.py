@@ -86,7 +86,11 @@ class WarningRuns:
         the kern.log of one machine)? Within one source, a line said twice in a second is two;
         across sources, the most times any one source gives a line is how many there were."""
         wall: datetime | None = record.stamp.wall
-        identity = (record.host, int(wall.timestamp()) if wall is not None else record.stamp.raw, record.message)
+        identity = (
+            record.host,
+            int(wall.timestamp()) if wall is not None else record.stamp.raw,
+            record.message,
+        )
         given = self._seen.get(identity)
         if given is None:
             self._seen[identity] = {record.source: 1}

@@ -21,7 +21,6 @@ from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages import message_start
 from oomtrace.prefixes.clock import BRACKETED, CLOCK_ONLY, clock_only
 from oomtrace.prefixes.cut import Split
-from oomtrace.prefixes.glued import syslog_after_junk
 from oomtrace.prefixes.dmesg import (
     DMESG_X,
     PRIORITY,
@@ -30,6 +29,7 @@ from oomtrace.prefixes.dmesg import (
     after_uptime,
     dmesg_human,
 )
+from oomtrace.prefixes.glued import syslog_after_junk
 from oomtrace.prefixes.iso import ISO, UNIX, WEEKDAY_ISO, ZONE_WORD, iso_wall
 from oomtrace.prefixes.logcat import LOGCAT, LOGCAT_BRIEF, after_date, logcat_wall
 from oomtrace.prefixes.stamps import CLOCK, fuzzy_time, in_zone, month_number, named_zone, stamp_words
