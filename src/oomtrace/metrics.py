@@ -105,6 +105,8 @@ def from_analysis(analysis: Analysis) -> Metrics:
     for episode in analysis.episodes:
         if episode.victim is None and episode.unit is None:
             continue  # a report whose kill line the log lost: no victim to count
+        if not episode.proven:
+            continue  # a claim anyone could have written (Episode.doubt): not counted as a kill
         metrics.kill(episode, lead_of.get(episode.id))
     if analysis.elided is not None:
         # The counter counts the whole log: a million kills are a million, not the 2,000 kept.

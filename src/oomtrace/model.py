@@ -113,6 +113,12 @@ class UnitNote(Frozen):
     moment: Moment
     moment_host: str | None = None
     """The host that logged it (kills and records are joined within one host)."""
+    sender: str | None = None
+    """Who the journal says wrote it (records.Record.sender)."""
+
+
+# Episode.doubt of a killer's record whose sender a text log cannot prove.
+UNVERIFIED = "unverified"
 
 
 class Episode(Frozen):
@@ -175,6 +181,15 @@ class Episode(Frozen):
     memcg_from: str | None = None
     """Which line named `memcg`: "oom-kill summary", "Task in line", or "memory cgroup stats
     (inferred)" when the report lost both."""
+    doubt: str | None = None
+    """Why the kill is a claim, not a proven kill (a userspace killer's or systemd's record):
+    UNVERIFIED where its sender cannot be proven (a text log), or the journal's words for the
+    process that wrote it instead of the killer. None: the kernel's, or proven. `check`,
+    `export` and the watcher's hooks count only kills without a doubt."""
+
+    @property
+    def proven(self) -> bool:
+        return self.doubt is None
 
 
 class KernelWarning(Frozen):

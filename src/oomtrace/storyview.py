@@ -247,6 +247,12 @@ def footer(analysis: Analysis) -> str:
         notes.append(
             f"{analysis.warnings_read_twice:,} warning line(s) found in two sources were counted once."
         )
+    if claims := sum(1 for e in analysis.episodes if not e.proven):
+        notes.append(
+            f"{claims:,} kill(s) rest on a record whose sender is not proven (a userspace killer's or "
+            "systemd's, which any local user can write): check, export and watch's hooks do not "
+            "count them."
+        )
     if analysis.elided:
         notes.append(f"{analysis.elided.note()}.")
     return " ".join([f"Read {names}: {records:,} {unit}{span}. {counts}{unparsed}.", *notes])

@@ -250,6 +250,7 @@ class EpisodeBuilder:
                 u.record.message,
                 resolve(moment_of(u.record, seq)),
                 u.record.host,
+                u.record.sender,
             )
             for u, seq in self._unit_records
         ]

@@ -163,6 +163,7 @@ def episode_json(episode: Episode) -> dict[str, Any]:
     return {
         "id": episode.id,
         "killer": episode.killer,
+        "doubt": episode.doubt,
         "time": iso_time(moment.time),
         "uptime_s": moment.uptime_s,
         "raw_time": moment.raw,
