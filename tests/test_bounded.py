@@ -395,3 +395,48 @@ def test_records_and_events_are_untracked_and_can_hold_no_cycle() -> None:
         kinds.extend(kind.__subclasses__())
         held = {n for f in mi.type_info(kind).fields for n in _leaf_types(f.type)}
         assert held <= leaves | containers, (kind.__name__, held - leaves - containers)
+
+
+def _kills_log(tmp_path: Path, kills: int, gap: float | None) -> Path:
+    """bench/make_log.py's crash loop (kern.log stamps: a wall time and an uptime a line)."""
+    sys.path.insert(0, str(Path(__file__).parent.parent / "bench"))
+    from make_log import write_kills
+
+    path = tmp_path / "kern.log"
+    write_kills(path, kills, style="kernlog", gap=gap)
+    return path
+
+
+def _exported_kills(log: Path, tmp_path: Path) -> float:
+    prom = tmp_path / "oom.prom"
+    result = run("export", "-k", str(log), "--tz", "UTC", "--year", "2026", "--prom-textfile", str(prom))
+    assert result.exit_code == 0, result.output
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in prom.read_text().splitlines()
+        if line.startswith("oomtrace_oom_kills_total")
+    )
+
+
+@pytest.mark.parametrize("gap", [37.0, None])
+def test_counts_are_of_every_kill_past_the_ones_kept(
+    tmp_path: Path, few_kept: None, gap: float | None
+) -> None:
+    """Issue 41: 25 kills with 3 + 4 kept (2,500 with 1,000 + 1,000, made small). export's counter,
+    list --by-host and report's chart count all 25; a crash loop of one shortage (kills 37 s
+    apart) is one incident, not two split where kills were counted, not kept."""
+    log = _kills_log(tmp_path, 25, gap)
+    assert _exported_kills(log, tmp_path) == 25
+    (host,) = list_doc("-k", str(log), "--by-host", "--year", "2026")["hosts"]
+    assert (host["host"], host["kills"], host["top_victim_kills"]) == ("gb10", 25, 25)
+    report = json.loads(run("report", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "json").stdout)
+    assert (report["counts"]["kills"], report["counts"]["kept_kills"]) == (25, 7)
+    chart = report["charts"]["kills_over_time"]
+    # No dip where kills were counted, not kept: every minute of the loop has its kills.
+    assert chart is not None and sum(bar["count"] for bar in chart["bars"]) == 25
+    assert all(bar["count"] for bar in chart["bars"][:-1])
+    if gap is not None:
+        # One shortage: one incident, which counts every kill of it, kept or not.
+        assert host["incidents"] == report["counts"]["incidents"] == 1
+        (story,) = report["incidents"]
+        assert 1 + len(story["collateral"]) + story["collateral_more"] == 25

@@ -200,3 +200,29 @@ def test_two_runs_on_one_cursor_take_turns(tmp_path: Path) -> None:
         assert waiting.poll() is None  # it waits for the run that holds the cursor
     assert waiting.wait(timeout=60) == 0
     assert cursor.exists()
+
+
+FORK_BOMB = (
+    Path(__file__).parent / "realworld" / "cases" / "k8s-docker-fork-bomb-syslog-vmalloc" / "input.txt"
+)
+
+
+def test_a_killers_record_in_a_text_log_is_said_unverified_and_raises_no_alarm(tmp_path: Path) -> None:
+    """Issue 41: `logger -t earlyoom 'sending SIGKILL to process 1 ... "systemd"'` lands in syslog
+    as earlyoom's own line would; a text log cannot prove its sender. It is no new kill for check
+    (before: exit 1, 'OOM kill: systemd (pid 1)'), and why says it is unverified."""
+    cursor, log = tmp_path / "c.json", tmp_path / "syslog"
+    kernel = "".join(f"{line}\n" for line in FORK_BOMB.read_text().splitlines() if " kernel: " in line)
+    log.write_text(kernel)
+    assert check(cursor, log) == (0, "no new OOM kill")
+    log.write_text(
+        kernel
+        + 'May 15 23:20:01 ubuntu-s-1vcpu-2gb-ams3-01 earlyoom[4242]: sending SIGKILL to process 1 uid 0 "systemd": '
+        "oom_score 900, VmRSS 100 MiB\n"
+    )
+    assert check(cursor, log) == (0, "no new OOM kill")
+    why = run("why", "systemd", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "markdown")
+    words = " ".join(why.stdout.replace("**", "").split())
+    assert "systemd (pid 1) was killed by the userspace OOM killer earlyoom" in words
+    assert "says a record that is unverified: the log cannot prove who wrote it" in words
+    assert "not counted as a kill by check, export or watch's hooks" in words

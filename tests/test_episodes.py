@@ -238,8 +238,12 @@ def test_a_kill_read_from_two_sources_is_one_episode(tmp_path: Path) -> None:
     document = json.loads(twice.stdout)
     assert len(document["episodes"]) == len(once["episodes"]) == 4
     assert document["source"]["kills_read_twice"] == 4
+    # The warnings too (issue 39): its one page allocation failure is one line, not two.
+    assert [w["count"] for w in document["warnings"]] == [w["count"] for w in once["warnings"]] == [1]
+    assert document["source"]["warning_lines_read_twice"] == 1
     text = run("list", "-k", str(log), "-k", str(copy), "--tz", "UTC", "--year", "2026").stdout
-    assert "4 kill(s) found in two sources were counted once" in " ".join(text.split())
+    assert "4 kill(s) read twice were counted once" in " ".join(text.split())
+    assert "1 warning line(s) found in two sources were counted once" in " ".join(text.split())
 
 
 def _reshaped(lines: list[str]) -> Analysis:
@@ -298,3 +302,74 @@ def test_a_warning_after_an_incidents_first_kill_is_held_for_its_later_kills() -
     assert during.kind == "nvrm-no-memory"
     gap = moment_gap(during.first, analysis.episode(2).moment)
     assert gap is not None and abs(gap - 0.075) < 1e-3
+
+
+FORK_BOMB = (
+    Path(__file__).parent / "realworld" / "cases" / "k8s-docker-fork-bomb-syslog-vmalloc" / "input.txt"
+)
+
+
+def _list_json(*args: str) -> dict:  # type: ignore[type-arg]
+    return json.loads(run("list", *args, "--tz", "UTC", "--year", "2026", "-f", "json").stdout)  # type: ignore[no-any-return]
+
+
+def _warning_counts(document: dict) -> list[tuple[str, int]]:  # type: ignore[type-arg]
+    return sorted((w["key"], w["count"]) for w in document["warnings"])
+
+
+def test_a_syslog_and_the_kern_log_of_one_machine_count_each_warning_once(tmp_path: Path) -> None:
+    """Issue 41: the syslog holds every kernel line of kern.log and more; read together, the
+    vmalloc failures are counted once, as the kills are."""
+    kernel = [line for line in FORK_BOMB.read_text().splitlines() if " kernel: " in line]
+    kern_log = tmp_path / "kern.log"
+    kern_log.write_text("\n".join(kernel) + "\n")
+    syslog = tmp_path / "syslog"
+    syslog.write_text(
+        "\n".join(
+            line
+            for k in kernel
+            for line in (k, "May 15 23:01:54 ubuntu-s-1vcpu-2gb-ams3-01 dockerd[812]: ok")
+        )
+        + "\n"
+    )
+    once = _list_json("-k", str(kern_log))
+    both = _list_json("-k", str(kern_log), "-k", str(syslog))
+    assert once["warnings"] and _warning_counts(both) == _warning_counts(once)
+    assert len(both["episodes"]) == len(once["episodes"])
+    assert both["source"]["warning_lines_read_twice"] == sum(n for _, n in _warning_counts(once))
+
+
+def test_a_warning_said_twice_in_one_second_of_one_log_is_two() -> None:
+    """What the deduplication must not do: one source's repeats within a second are real repeats."""
+    line = (
+        "May 15 23:01:54 host kernel: python3: vmalloc: allocation failure, allocated 12288 of 20480 "
+        "bytes, mode:0x15080c0(GFP_KERNEL_ACCOUNT|__GFP_ZERO), nodemask=(null)"
+    )
+    (warning,) = analyze_lines([line, line, line]).warnings
+    assert warning.count == 3
+
+
+def test_a_log_named_twice_is_read_once(tmp_path: Path) -> None:
+    """`-k x -k x` (or x by another path) is x: its kills and warnings are not counted twice."""
+    log = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+    once = _list_json("-k", str(log))
+    twice = _list_json("-k", str(log), "-k", str(log), "-k", f"{log.parent}/../{log.parent.name}/kernel.log")
+    assert twice["source"]["names"] == [str(log)]
+    assert twice["episodes"] == once["episodes"] and twice["warnings"] == once["warnings"]
+    assert twice["source"]["kills_read_twice"] == 0
+
+
+def test_an_oomtrace_report_pasted_into_its_log_adds_no_kill(tmp_path: Path) -> None:
+    """Issue 41: a Markdown report quotes the kill line; pasted below the log it came from, that
+    kill is one kill, not a fifth episode and a second count of ds4-server."""
+    log = FIXTURES / "seed002_ds4_server_gb10" / "kernel.log"
+    report = run("report", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "markdown").stdout
+    assert "Killed process 124531 (ds4-server)" in report
+    pasted = tmp_path / "kern.log"
+    pasted.write_text(log.read_text() + report)
+    once = _list_json("-k", str(log))
+    document = _list_json("-k", str(pasted))
+    assert [e["victim"]["pid"] for e in document["episodes"]] == [
+        e["victim"]["pid"] for e in once["episodes"]
+    ]
+    assert document["source"]["kills_read_twice"] == 1

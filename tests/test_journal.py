@@ -227,7 +227,7 @@ def test_journal_file_option_and_a_bad_boot(journal_dir: Path) -> None:
 
 def test_a_journal_passed_as_text_gets_a_hint(journal_dir: Path) -> None:
     result = run("list", "-k", str(journal_dir / "remote.journal"))
-    assert result.exit_code == 2 and "journalctl --file" in result.stderr
+    assert result.exit_code == 2 and "read it with --journal-file" in result.stderr
 
 
 def test_unreadable_journal_says_how_to_get_access(journal_dir: Path, tmp_path: Path) -> None:
@@ -461,3 +461,83 @@ def test_a_single_journal_file_cut_short_is_read_up_to_the_cut(fleet_store: Path
     assert "read up to its last whole entry, 2026-11-19 21:47:35+00:00" in text
     # The file itself is left as it was: the mended copy was a temporary one.
     assert cut.read_bytes() == data[: data.index(b"Out of memory: Killed process 3077")]
+
+
+_LOGGER = {"_UID": "1000", "_GID": "1000", "_COMM": "logger", "_EXE": "/usr/bin/logger", "_PID": "4242"}
+_FORGED_EARLYOOM = 'sending SIGKILL to process 1 uid 0 "systemd": badness 900, VmRSS 100 MiB'
+
+
+def _claims(when: datetime) -> list[Entry]:
+    """Issue 41: `logger -t earlyoom` and `logger -t systemd` by uid 1000 beside the real ones."""
+    host, boot = "spark-03", BOOT_02
+    own_earlyoom = {"_UID": "0", "_COMM": "earlyoom", "_PID": "611"}
+    pid1 = {"_UID": "0", "_COMM": "systemd", "_PID": "1"}
+    return [
+        Entry(when, host, boot, _FORGED_EARLYOOM, "earlyoom", "session-3.scope", dict(_LOGGER)),
+        Entry(
+            when + timedelta(seconds=1),
+            host,
+            boot,
+            "sshd.service: A process of this unit has been killed by the OOM killer.",
+            "systemd",
+            "session-3.scope",
+            dict(_LOGGER),
+        ),
+        Entry(
+            when + timedelta(minutes=5),
+            host,
+            boot,
+            'sending SIGTERM to process 8888 uid 1000 "chrome": badness 912, VmRSS 3100 MiB',
+            "earlyoom",
+            "earlyoom.service",
+            own_earlyoom,
+        ),
+        Entry(
+            when + timedelta(minutes=9),
+            host,
+            boot,
+            "worker.service: A process of this unit has been killed by the OOM killer.",
+            "systemd",
+            "init.scope",
+            pid1,
+        ),
+    ]
+
+
+def test_a_killers_record_from_another_process_is_a_claim_not_a_kill(tmp_path: Path) -> None:
+    """Issue 41: any local user can write earlyoom's or systemd's records (`logger -t earlyoom`).
+    The journal's trusted fields say who did: those from uid 1000's logger are claims (said so),
+    not kills for check or export; the real earlyoom's and pid 1's are."""
+    start = datetime(2026, 11, 14, 9, 0, tzinfo=UTC)
+    journal = write_journal(tmp_path / "claims.journal", _claims(T0), {BOOT_02: start})
+    document = list_json("--journal-file", str(journal))
+    doubts = {
+        (e["killer"], e["victim"]["comm"] if e["victim"] else e["unit"]): e["doubt"]
+        for e in document["episodes"]
+    }
+    assert doubts == {
+        ("earlyoom", "systemd"): "claimed by an unprivileged process (uid 1000, logger)",
+        ("systemd", "sshd.service"): "claimed by an unprivileged process (uid 1000, logger)",
+        ("earlyoom", "chrome"): None,
+        ("systemd", "worker.service"): None,
+    }
+    why = run("why", "systemd", "--journal-file", str(journal), "--tz", "UTC").stdout
+    assert "claimed by an unprivileged process (uid 1000, logger)" in " ".join(why.split())
+    prom = tmp_path / "oom.prom"
+    assert run("export", "--journal-file", str(journal), "--prom-textfile", str(prom)).exit_code == 0
+    counted = [line for line in prom.read_text().splitlines() if line.startswith("oomtrace_oom_kills_total")]
+    assert len(counted) == 2 and not any('comm="systemd"' in line or "sshd" in line for line in counted)
+    # check: the cursor set before the claims; then only the real kills are news.
+    earlier = start - timedelta(days=1)
+    before = write_journal(
+        tmp_path / "before.journal", _service_kill(T0 - timedelta(days=1)), {BOOT_02: earlier}
+    )
+    cursor = tmp_path / "cursor.json"
+    assert run("check", "--journal-file", str(before), "--cursor-file", str(cursor)).exit_code == 0
+    forged_only = write_journal(tmp_path / "forged.journal", _claims(T0)[:2], {BOOT_02: start})
+    result = run("check", "--journal-file", str(forged_only), "--cursor-file", str(cursor))
+    assert (result.exit_code, result.stdout.strip()) == (0, "no new OOM kill")
+    result = run("check", "--journal-file", str(journal), "--cursor-file", str(cursor))
+    # The two real kills (worker.service, and chrome "+1 more"), not the claims.
+    assert result.exit_code == 1 and result.stdout.startswith("OOM kill: worker.service")
+    assert "+1 more" in result.stdout and "systemd" not in result.stdout

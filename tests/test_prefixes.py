@@ -538,3 +538,41 @@ def test_a_stamp_read_by_dateutil_never_takes_the_date_of_the_run() -> None:
     assert june.stamp.wall is not None and june.stamp.wall.year == 2019
     (cut,) = LineSplitter("x.log", zone=UTC).split('"29 01:00:04 localhost kernel: Killed process 1 (x)', 3)
     assert cut.stamp.wall is None and cut.stamp.clock == 3604.0  # a time of day, no date
+
+
+@pytest.mark.parametrize("junk", ["\0" * 40, "\0", "xyz", "\udcff\udcfe", "\x7f\x01"])
+@pytest.mark.parametrize("uptime", ["", "[  152.701942] "])
+def test_bytes_glued_before_a_syslog_line_do_not_take_its_stamp_or_host(junk: str, uptime: str) -> None:
+    """Issue 41: a NUL run (an unclean shutdown's, in kern.log) or any bytes glued before a
+    syslog line. Its stamp is the syslog one after them: not the uptime further in, not a date
+    read by guess in this month, and the host is kept."""
+    line = f"{junk}May 15 23:01:53 host1 kernel: {uptime}{MSG}"
+    message, ident, host, wall, _ = split_one(line)
+    assert (message, ident, host) == (MSG, "kernel", "host1")
+    assert wall == datetime(2026, 5, 15, 23, 1, 53, tzinfo=timezone.utc)
+
+
+REALWORLD = __import__("pathlib").Path(__file__).parent / "realworld" / "cases"
+
+
+def test_a_nul_run_before_a_syslog_kill_makes_no_second_incident(tmp_path: object) -> None:
+    """The reproduction: four kills of one shortage (forum-docker-resolved-paren-names), an
+    unclean shutdown's NUL run glued before the first kill line. Before, that kill lost its host
+    and its syslog stamp and was counted an incident of its own."""
+    from tests.conftest import run
+
+    case = REALWORLD / "forum-docker-resolved-paren-names" / "input.txt"
+    lines = case.read_bytes().split(b"\n")
+    first = next(n for n, line in enumerate(lines) if b"Killed process" in line)
+    lines[first] = b"\0" * 512 + lines[first]
+    damaged = tmp_path / "kern.log"  # type: ignore[operator]
+    damaged.write_bytes(b"\n".join(lines))
+    documents = [
+        json.loads(
+            run("list", "--all", "-k", str(path), "--tz", "UTC", "--year", "2026", "-f", "json").stdout
+        )
+        for path in (case, damaged)
+    ]
+    clean, read = ([(e["host"], e["time"], e["victim"]["pid"]) for e in d["episodes"]] for d in documents)
+    assert read == clean and len(read) == 4
+    assert len(documents[1]["incidents"]) == len(documents[0]["incidents"]) == 1

@@ -759,3 +759,18 @@ def test_a_kill_events_time_is_the_kills_and_when_it_was_told_is_a_field_of_its_
     (kill,) = [n.to_json() for n in said if n.event == "kill"]
     assert kill["time"] == "2026-11-14T13:12:12+00:00"
     assert kill["told"] == "2026-12-04T07:00:00+00:00"
+
+
+def test_a_killers_record_not_proven_is_told_as_a_claim_not_a_kill() -> None:
+    """Issue 41: `logger -t earlyoom` made the watcher tell a kill and run the hooks. A record
+    whose sender is not proven is a "claim" notice (no hook, no metric, not counted); the same
+    record the journal proves is earlyoom's own is a kill."""
+    from oomtrace.records import PROVEN
+
+    line = 'Nov 19 21:50:01 gb10 earlyoom[4242]: sending SIGKILL to process 1 uid 0 "systemd": oom_score 900'
+    (record,) = LineSplitter("syslog", zone=tz.UTC, year=2026).split(line, 1)
+    (claim,) = [n for n in _replay([record]) if n.event in ("kill", "claim")]
+    assert claim.event == "claim" and claim.kind == "earlyoom" and claim.data["doubt"] == "unverified"
+    assert "systemd (pid 1) was killed by earlyoom, says a record that is unverified" in claim.text
+    (kill,) = [n for n in _replay([replace(record, sender=PROVEN)]) if n.event in ("kill", "claim")]
+    assert kill.event == "kill"

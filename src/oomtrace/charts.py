@@ -294,10 +294,12 @@ _BUCKETS: tuple[tuple[str, timedelta], ...] = (
 )
 
 
-def kills_over_time(times: Iterable[datetime]) -> Bars | None:
-    """Kills per bucket of time, empty buckets included (a gap is part of the picture)."""
-    stamps = sorted(times)
-    if len(stamps) < _FEWEST_KILLS or stamps[0] == stamps[-1]:
+def kills_over_time(times: Iterable[datetime], counted: Iterable[tuple[datetime, int]] = ()) -> Bars | None:
+    """Kills per bucket of time, empty buckets included (a gap is part of the picture); `counted`:
+    kills counted per minute rather than kept (a long log's middle), in the bars too."""
+    weights = [(t, 1) for t in times] + [(t, n) for t, n in counted]
+    stamps = sorted(t for t, _ in weights)
+    if sum(n for _, n in weights) < _FEWEST_KILLS or stamps[0] == stamps[-1]:
         return None
     span = stamps[-1] - stamps[0]
     # A span of n widths can touch n + 1 buckets once the first is aligned to the clock.
@@ -305,7 +307,9 @@ def kills_over_time(times: Iterable[datetime]) -> Bars | None:
     days = -(-span.days // (MAX_POINTS - 2))
     name, width = next(fitting, (f"{days} days", timedelta(days=days)))
     start = _floor(stamps[0], width)
-    counts: Counter[int] = Counter((t - start) // width for t in stamps)
+    counts: Counter[int] = Counter()
+    for t, n in weights:
+        counts[(t - start) // width] += n
     buckets = max(counts) + 1
     if buckets < 2:
         return None  # one bar: all in one minute, which the heading already says

@@ -166,6 +166,11 @@ def hosts_view(analysis: Analysis) -> HostsView:
     for episode in analysis.episodes:
         by_host.setdefault(episode.host or _NO_HOST, []).append(episode)
     spans = {span.host: span for span in analysis.host_spans}
+    # The kills a long log counted, not kept, are of their hosts too: counts are of the whole log.
+    counted: dict[str, Counter[str]] = {}
+    for host, name, count in analysis.elided.by_host if analysis.elided is not None else ():
+        counted.setdefault(host or _NO_HOST, Counter())[name] += count
+        by_host.setdefault(host or _NO_HOST, [])
     incidents: Counter[str] = Counter()
     for incident in analysis.incidents:
         incidents[analysis.episode(incident.episode_ids[0]).host or _NO_HOST] += 1
@@ -180,6 +185,9 @@ def hosts_view(analysis: Analysis) -> HostsView:
     for host, episodes in sorted(by_host.items(), key=lambda item: _host_order(item[1], spans.get(item[0]))):
         span = spans.get(host, HostSpan(host, None, None))
         victims = Counter(e.victim.comm if e.victim else str(e.unit) for e in episodes)
+        victims.update(counted.get(host, Counter()))
+        victims.pop("(other)", None)
+        kills = len(episodes) + sum(counted.get(host, Counter()).values())
         top, top_kills = victims.most_common(1)[0] if victims else ("", 0)
         last = episodes[-1] if episodes else None
         kinds = warnings.get(host, Counter())
@@ -187,7 +195,7 @@ def hosts_view(analysis: Analysis) -> HostsView:
         rows.append(
             (
                 host,
-                f"{len(episodes):,}",
+                f"{kills:,}",
                 f"{incidents[host]:,}",
                 f"{sum(kinds.values()):,}",
                 _clock(span.first),
@@ -205,7 +213,7 @@ def hosts_view(analysis: Analysis) -> HostsView:
         data.append(
             {
                 "host": host,
-                "kills": len(episodes),
+                "kills": kills,
                 "incidents": incidents[host],
                 "warnings": sum(kinds.values()),
                 "warning_kinds": dict(kinds),
@@ -224,7 +232,12 @@ def hosts_view(analysis: Analysis) -> HostsView:
         rows=tuple(rows),
         hosts=tuple(data),
         # A quiet host is a bar of 0: "no kill" is part of the picture, as it is of the table.
-        chart=kills_per_host([(host, len(episodes)) for host, episodes in by_host.items()]),
+        chart=kills_per_host(
+            [
+                (host, len(episodes) + sum(counted.get(host, Counter()).values()))
+                for host, episodes in by_host.items()
+            ]
+        ),
         notes=tuple(notes),
         empty=nothing_found(analysis),
         footer=footer(analysis),

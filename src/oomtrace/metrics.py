@@ -17,7 +17,7 @@ from prometheus_client.openmetrics.exposition import ALLOWUTF8
 
 from oomtrace import outputs
 from oomtrace.explain import container_of
-from oomtrace.model import Analysis, Episode
+from oomtrace.model import Analysis, Episode, KillKind
 
 KILL_LABELS = ("constraint", "killer", "unit", "pod_uid", "container_id", "comm")
 
@@ -60,6 +60,11 @@ class Metrics:
             if lead_s is not None:
                 self.lead.set(lead_s)
 
+    def counted(self, kind: KillKind, count: int) -> None:
+        """Kills a long log counted, not kept (model.Elided): in the counter, never the gauges
+        (the kills kept last are the latest)."""
+        self.kills.labels(*labels_of(kind)).inc(count)
+
     def warning(self, kind: str, count: int = 1) -> None:
         self.warnings.labels(kind).inc(count)
 
@@ -73,14 +78,22 @@ class Metrics:
 
 def kill_labels(episode: Episode) -> tuple[str, ...]:
     victim = episode.victim
-    pod, container = container_of(episode.task_memcg or episode.memcg)
+    cgroup = episode.task_memcg or episode.memcg
+    return labels_of(
+        KillKind(episode.constraint, episode.killer, episode.unit, cgroup, victim.comm if victim else None)
+    )
+
+
+def labels_of(kind: KillKind) -> tuple[str, ...]:
+    """KILL_LABELS' values for a kill of this kind."""
+    pod, container = container_of(kind.cgroup)
     return (
-        episode.constraint or ("" if episode.killer == "kernel" else "userspace"),
-        episode.killer,
-        episode.unit or "",
+        kind.constraint or ("" if kind.killer == "kernel" else "userspace"),
+        kind.killer,
+        kind.unit or "",
         pod or "",
         container[:12] if container else "",
-        victim.comm if victim else "",
+        kind.comm or "",
     )
 
 
@@ -92,7 +105,14 @@ def from_analysis(analysis: Analysis) -> Metrics:
     for episode in analysis.episodes:
         if episode.victim is None and episode.unit is None:
             continue  # a report whose kill line the log lost: no victim to count
+        if not episode.proven:
+            continue  # a claim anyone could have written (Episode.doubt): not counted as a kill
         metrics.kill(episode, lead_of.get(episode.id))
+    if analysis.elided is not None:
+        # The counter counts the whole log: a million kills are a million, not the 2,000 kept.
+        for kind, count in analysis.elided.by_kind:
+            if kind.comm is not None or kind.unit is not None:
+                metrics.counted(kind, count)
     for run in analysis.warnings:
         metrics.warning(run.kind, run.count)
     return metrics

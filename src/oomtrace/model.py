@@ -113,6 +113,12 @@ class UnitNote(Frozen):
     moment: Moment
     moment_host: str | None = None
     """The host that logged it (kills and records are joined within one host)."""
+    sender: str | None = None
+    """Who the journal says wrote it (records.Record.sender)."""
+
+
+# Episode.doubt of a killer's record whose sender a text log cannot prove.
+UNVERIFIED = "unverified"
 
 
 class Episode(Frozen):
@@ -175,6 +181,15 @@ class Episode(Frozen):
     memcg_from: str | None = None
     """Which line named `memcg`: "oom-kill summary", "Task in line", or "memory cgroup stats
     (inferred)" when the report lost both."""
+    doubt: str | None = None
+    """Why the kill is a claim, not a proven kill (a userspace killer's or systemd's record):
+    UNVERIFIED where its sender cannot be proven (a text log), or the journal's words for the
+    process that wrote it instead of the killer. None: the kernel's, or proven. `check`,
+    `export` and the watcher's hooks count only kills without a doubt."""
+
+    @property
+    def proven(self) -> bool:
+        return self.doubt is None
 
 
 class KernelWarning(Frozen):
@@ -204,6 +219,8 @@ class Incident(Frozen):
     beside: tuple[int, ...] = ()
     """Ids of kills of other incidents on the same host at the same time (within a burst's gap
     of one of its own): another cgroup's shortage, or a global OOM beside a cgroup's."""
+    elided: int = 0
+    """Kills of it counted, not kept (model.Elided), between its first and last kept ones."""
 
 
 class Crash(Frozen):
@@ -306,6 +323,17 @@ class KillIndex:
         return Moment(time, uptime_s, "", source, self._line[i], self._boot[i], self._seq[i])
 
 
+class KillKind(Frozen):
+    """What a metric counts a kill by: the raw fields `metrics.kill_labels` words."""
+
+    constraint: str | None
+    killer: str
+    unit: str | None
+    cgroup: str | None
+    comm: str | None
+    """None: the kill line was lost (no victim)."""
+
+
 class Elided(Frozen):
     """Kills between the first and the last ones kept, counted instead of kept (bounded memory)."""
 
@@ -324,6 +352,20 @@ class Elided(Frozen):
     """Every victim name counted one by one (the rest "(other)"): its kills, first and last."""
     index: KillIndex | None = None
     """Each kill's pid and place, to find one again (`why PID`); equal only to itself."""
+    by_host: tuple[tuple[str | None, str, int], ...] = ()
+    """Their kills by host and victim name (past episodes.elide's bound, the name "(other)")."""
+    by_kind: tuple[tuple[KillKind, int], ...] = ()
+    """Their kills by what a metric labels a kill with, for `export` (past a bound, comm "(other)")."""
+    per_minute: tuple[tuple[datetime, int], ...] = ()
+    """Their kills with a wall time, counted per minute (per quarter-hour, the clock's, on a log
+    of very many minutes), for the kills-over-time chart."""
+    one_burst: bool = False
+    """They were one shortage: one host, one scope, no gap past incidents.BURST_GAP_S between
+    two of them; an incident whose kills end just before them and begin again just after is one."""
+    host: str | None = None
+    """Their host, when `one_burst`."""
+    scope: tuple[str, str | None] = ("unknown", None)
+    """What ran short in them (incidents.scope), when `one_burst`."""
 
     def find(self, pid: int) -> list[Moment]:
         """When the kills of `pid` among these were."""
@@ -402,7 +444,10 @@ class Analysis(Frozen, dict=True):  # dict: where the cached_property lookups ar
     outside_range: int = 0
     """Kills the input held that fell outside the range (or had no wall time to judge by)."""
     read_twice: int = 0
-    """Kills found in two sources (overlapping files, a journal and its syslog copy), kept once."""
+    """Kills read twice (overlapping files, a journal and its syslog copy, a report quoted in a
+    log), kept once."""
+    warnings_read_twice: int = 0
+    """Warning lines a second source gave again (a syslog beside kern.log, a .gz copy), counted once."""
     elided: Elided | None = None
     """Kills of a very long log between the first and last ones kept (episodes.KEPT_FIRST...)."""
     host_spans: tuple[HostSpan, ...] = ()

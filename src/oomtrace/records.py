@@ -32,6 +32,10 @@ class Stamp(Frozen, gc=False):
 NO_STAMP = Stamp(None, None, "")
 
 
+# Record.sender of a record the journal proves its claimed sender wrote.
+PROVEN = "proven"
+
+
 class Record(Frozen, gc=False):
     """One log message (a line, or one part of an rsyslog `#012`-joined line)."""
 
@@ -56,6 +60,10 @@ class Record(Frozen, gc=False):
     separate: bool = False
     """An entry of its own with its host in a field (a journal entry, a JSON export's record):
     where hosts' lines interleave, each host's report is read apart (episodes: streams)."""
+    sender: str | None = None
+    """Who the journal says wrote a userspace killer's or systemd's record (prefixes.journal):
+    PROVEN (its own process), or the process that did ("uid 1000, logger"); None where the
+    sender cannot be proven (a text log, a journal entry without its trusted fields)."""
 
     @property
     def is_kernel(self) -> bool:

@@ -7,7 +7,8 @@ import re
 
 from oomtrace import events as ev
 from oomtrace.frozen import replace
-from oomtrace.model import Episode, Moment, Trigger, UnitNote, Victim
+from oomtrace.model import UNVERIFIED, Episode, Moment, Trigger, UnitNote, Victim
+from oomtrace.records import PROVEN
 
 # A unit record this long after a kill (systemd notices the exit, then restarts) belongs to it.
 UNIT_AFTER_S = 300.0
@@ -20,6 +21,20 @@ UNIT_GROUP_LINES = 20
 _RECENT_GROUPS = 64
 _UNIT = re.compile(r"[^/]+\.(?:service|scope)$")
 USERSPACE_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "lmkd", "lowmemorykiller")
+# Killers whose records any local user can write too (`logger -t earlyoom`): a kill of theirs is
+# a claim until the journal proves its sender (records.Record.sender).
+CLAIMING_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "systemd")
+
+
+def doubt_of(killer: str, sender: str | None) -> str | None:
+    """Episode.doubt of a kill `killer` is said to have made, written by `sender`."""
+    if killer not in CLAIMING_KILLERS or sender == PROVEN:
+        return None
+    if sender is None:
+        return UNVERIFIED
+    if sender.startswith("uid 0,"):
+        return f"claimed by another process than {killer} ({sender})"
+    return f"claimed by an unprivileged process ({sender})"
 
 
 def cause_of(episode: Episode) -> str:
@@ -130,6 +145,7 @@ def userspace_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
         unit=unit_of(kill.cgroup),
         killer_reason=kill.reason,
         raw_lines=(kill.record.raw,),
+        doubt=doubt_of(kill.killer, record.sender),
     )
 
 
@@ -243,6 +259,7 @@ def _unit_only_episodes(notes: list[UnitNote]) -> list[Episode]:
                 killer_reason=first.text,
                 raw_lines=tuple(n.text for n in group),
                 missing=("kernel_report",) if killer == "systemd" else (),
+                doubt=doubt_of(killer, first.sender),
             )
         )
     return episodes

@@ -123,7 +123,8 @@ def tell(analysis: Analysis, episode: Episode, query: str) -> Story:
         memory=memory_picture(episode, analysis.previous_in_memcg(episode)),
         warnings_before=before,
         elsewhere=elsewhere,
-        collateral_more=len(ids) - len(nearest),
+        # The kills counted, not kept, within the incident are of it too (further from this one).
+        collateral_more=len(ids) - len(nearest) + (incident.elided if incident else 0),
         warnings_more=len(every_warning) - len(shown),
         samples=_samples_before(analysis, episode),
     )
@@ -291,7 +292,9 @@ class Report(Frozen):
     untimed: int
     """Episodes left out because the log gave them no wall-clock time."""
     kill_times: tuple[datetime, ...] = ()
-    """When each kill in the range happened, for the kills-over-time chart."""
+    """When each kill kept in the range happened, for the kills-over-time chart."""
+    elided_times: tuple[tuple[datetime, int], ...] = ()
+    """The kills counted, not kept (model.Elided.per_minute), for the chart too."""
     kept: int = 0
     """Kills kept whole and told (the counts above are of the whole log, these and the elided)."""
 
@@ -311,6 +314,8 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         # Counts are of the whole log: the kills counted, not kept, are in them too.
         victims.update(dict((name, count) for name, count, _, _ in analysis.elided.spans))
         causes.update(dict(analysis.elided.causes))
+        zone = times[0].tzinfo if times else None
+        elided_times = tuple((when.astimezone(zone), n) for when, n in analysis.elided.per_minute)
     return Report(
         since=since,
         until=until,
@@ -319,6 +324,7 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         by_cause=tuple(causes.most_common()),
         untimed=untimed,
         kill_times=times,
+        elided_times=elided_times if analysis.elided is not None else (),
         kept=kept,
     )
 

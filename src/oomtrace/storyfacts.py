@@ -25,7 +25,7 @@ from oomtrace.explain import (
 )
 from oomtrace.frozen import Frozen
 from oomtrace.incidents import moment_gap
-from oomtrace.model import Episode, KernelWarning
+from oomtrace.model import UNVERIFIED, Episode, KernelWarning
 from oomtrace.services import restart_count
 from oomtrace.story import Story, killed_by, lead_words, scope_words, victim_name
 from oomtrace.units import clock, duration, kib, relative, timeline_clock
@@ -162,6 +162,8 @@ def _unquoted(episode: Episode) -> int:
 
 
 def _what(episode: Episode, why: Explanation) -> str:
+    if episode.doubt is not None:
+        return f" was killed by {killed_by(episode)}, says a record {doubt_words(episode)}"
     if episode.killer != "kernel" or episode.victim is None:
         return f" was killed by {killed_by(episode)}"
     constraint = constraint_words(episode.constraint, episode.constraint_from)
@@ -330,9 +332,22 @@ def _unit_facts(episode: Episode) -> list[Fact]:
     return facts
 
 
+def doubt_words(episode: Episode) -> str:
+    """Why a killer's record is a claim, not a proven kill (Episode.doubt), as a clause."""
+    if episode.doubt == UNVERIFIED:
+        return (
+            f"that is unverified: the log cannot prove who wrote it (any local user can log as "
+            f"{episode.killer}); the journal proves it by its sender's trusted fields"
+        )
+    return f"{episode.doubt}, not {episode.killer}'s own process"
+
+
 def _caveats(episode: Episode) -> list[Fact]:
     missing = missing_note(episode)
     facts = [Fact("missing", "Missing", missing, "caveat")] if missing else []
+    if episode.doubt is not None:
+        words = "not counted as a kill by check, export or watch's hooks"
+        facts.append(Fact("doubt", "Unproven", f"the record {doubt_words(episode)}: {words}", "caveat"))
     return facts + [Fact("trimmed", "Not kept", note, "caveat") for note in episode.trimmed]
 
 

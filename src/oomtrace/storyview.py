@@ -150,7 +150,7 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
         overview=_overview(report),
         by_victim=_counts("victim", report.by_victim),
         by_cause=_counts("cause", report.by_cause),
-        kills_chart=kills_over_time(report.kill_times),
+        kills_chart=kills_over_time(report.kill_times, report.elided_times),
         notes=notes,
         stories=Lazily(
             len(report.stories), lambda i: story_view(report.stories[i], hosts=len(analysis.hosts))
@@ -242,7 +242,17 @@ def footer(analysis: Analysis) -> str:
     if ranged:
         notes.append(f"Only the {ranged}.")
     if analysis.read_twice:
-        notes.append(f"{analysis.read_twice:,} kill(s) found in two sources were counted once.")
+        notes.append(f"{analysis.read_twice:,} kill(s) read twice were counted once.")
+    if analysis.warnings_read_twice:
+        notes.append(
+            f"{analysis.warnings_read_twice:,} warning line(s) found in two sources were counted once."
+        )
+    if claims := sum(1 for e in analysis.episodes if not e.proven):
+        notes.append(
+            f"{claims:,} kill(s) rest on a record whose sender is not proven (a userspace killer's or "
+            "systemd's, which any local user can write): check, export and watch's hooks do not "
+            "count them."
+        )
     if analysis.elided:
         notes.append(f"{analysis.elided.note()}.")
     return " ".join([f"Read {names}: {records:,} {unit}{span}. {counts}{unparsed}.", *notes])

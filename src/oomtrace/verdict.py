@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from oomtrace.explain import large_holders, top_holders
 from oomtrace.frozen import Frozen, replace
-from oomtrace.model import Analysis, Crash, Episode
+from oomtrace.model import UNVERIFIED, Analysis, Crash, Episode
 from oomtrace.services import cause_of, restart_count
 from oomtrace.sources.serverlog import ServerLogFacts
 from oomtrace.story import Story, killed_by, tell, victim_name
@@ -220,6 +220,10 @@ def _ending_words(facts: ServerLogFacts) -> str:
 
 def _killed_headline(death: Episode, reading: ServerLogReading | None) -> str:
     headline = f"{victim_name(death)} was killed by {killed_by(death)} at {clock(death.moment)}"
+    if death.doubt is not None:
+        # A record any user could have written: the headline says whose word it is.
+        claim = "that is unverified" if death.doubt == UNVERIFIED else death.doubt
+        headline += f", says a record {claim}"
     restarts = restart_count(death)
     if restarts is not None and restarts > 1:
         headline += f"; systemd restarted it {restarts} times: a crash loop"

@@ -18,7 +18,7 @@ from oomtrace.episodes.assemble import BODY, STRONG, ReportAssembler, Stream
 from oomtrace.episodes.draft import Draft
 from oomtrace.episodes.elide import Deferred, Elision, outline_of, thawed
 from oomtrace.episodes.freeze import Freezer
-from oomtrace.episodes.incidents import incidents_of
+from oomtrace.episodes.incidents import Bridge, incidents_of
 from oomtrace.episodes.ledger import SourceLedger
 from oomtrace.episodes.moments import moment_of
 from oomtrace.episodes.runs import WarningRuns
@@ -215,19 +215,20 @@ class EpisodeBuilder:
         self._frozen.append(episode if freezer is None else Deferred(episode, freezer))
 
     def _already_kept(self, episode: Episode, time: datetime | None) -> bool:
-        """The same kill read from a second source (kern.log and kern.log.1 overlapping, a
-        syslog file beside the journal, a watcher's record beside the log it followed)."""
+        """The same kill read twice: from a second source (kern.log and kern.log.1 overlapping, a
+        syslog file beside the journal, a watcher's record beside the log it followed), or quoted
+        again in one (an oomtrace report pasted below its log). One host's pid is one victim's
+        in a second: a second kill of it is a copy."""
         victim = episode.victim
         if victim is None or victim.pid is None or time is None:
             return False
         second = int(time.timestamp())
-        source = episode.moment.source
         # Two sources stamp one line a little apart (journal time against uptime plus boot time).
         for near in (second - 1, second, second + 1):
             first = self._seen.get((episode.host, victim.pid, victim.comm, near))
-            if first is not None and first != source:
+            if first is not None:
                 return True
-        self._seen[(episode.host, victim.pid, victim.comm, second)] = source
+        self._seen[(episode.host, victim.pid, victim.comm, second)] = episode.moment.source
         if len(self._seen) > SEEN_KILLS:
             self._seen.popitem(last=False)
         return False
@@ -251,13 +252,19 @@ class EpisodeBuilder:
                 u.record.message,
                 resolve(moment_of(u.record, seq)),
                 u.record.host,
+                u.record.sender,
             )
             for u, seq in self._unit_records
         ]
         joined = join_units(head + tail, notes)
+        boundary = max((e.moment.seq for e in head), default=0)
+        elided = (
+            self._elided.summary(self._runs.dropped, resolve, KEPT_FIRST, KEPT_LAST)
+            if self._elided.kills
+            else None
+        )
         if self._elided.kills:
             # Number around the kills not kept: a kill's number says how many came before it.
-            boundary = max((e.moment.seq for e in head), default=0)
             episodes = _numbered([e for e in joined if e.moment.seq <= boundary])
             episodes += _numbered(
                 [e for e in joined if e.moment.seq > boundary], start=len(episodes) + self._elided.kills + 1
@@ -265,7 +272,7 @@ class EpisodeBuilder:
         else:
             episodes = _numbered(joined)
         warnings = self._runs.warnings(resolve)
-        incidents = incidents_of(episodes, warnings)
+        incidents = incidents_of(episodes, warnings, Bridge(boundary, elided) if elided is not None else None)
         sources = self._ledger.summaries()
         ledger = self._ledger
         return Analysis(
@@ -282,11 +289,8 @@ class EpisodeBuilder:
             ),
             outside_range=self._outside,
             read_twice=self._read_twice,
-            elided=(
-                self._elided.summary(self._runs.dropped, resolve, KEPT_FIRST, KEPT_LAST)
-                if self._elided.kills
-                else None
-            ),
+            warnings_read_twice=self._runs.read_twice,
+            elided=elided,
         )
 
     def _resolved(self, episode: Episode) -> Episode:

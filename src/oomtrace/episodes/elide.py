@@ -8,14 +8,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 from oomtrace.episodes.freeze import Freezer
-from oomtrace.model import Elided, Episode, KillIndex, Moment
-from oomtrace.services import cause_of, victim_label
+from oomtrace.episodes.incidents import BURST_GAP_S, moment_gap, one_shortage, scope
+from oomtrace.model import Elided, Episode, KillIndex, KillKind, Moment
+from oomtrace.services import cause_of, unit_of, victim_label
 
 # Victim names an elision counts one by one; the rest are "other".
 _ELIDED_NAMES = 1000
+# (host, victim) pairs and metric label sets counted one by one; past these, the victim is "(other)".
+_ELIDED_PAIRS = 10_000
+_ELIDED_KINDS = 1000
+# Minutes counted one by one for the chart (a crash loop of 69 days); past this, quarter-hours
+# (every zone's offset is a whole number of them, so a chart's buckets still hold their own).
+_ELIDED_MINUTES = 100_000
+_QUARTER_S = 900
 
 
 class Deferred(NamedTuple):
@@ -47,12 +56,21 @@ class Elision:
         self.causes: Counter[str] = Counter()
         self.spans: dict[str, tuple[Moment, Moment]] = {}
         self.index = KillIndex()
+        self.host: str | None = None
+        self.by_host: Counter[tuple[str | None, str]] = Counter()
+        self.by_kind: Counter[KillKind] = Counter()
+        self.minutes: Counter[int] = Counter()
+        self._minute_s = 60
+        self.one_burst = True
+        self.scope: tuple[str, str | None] = ("unknown", None)
 
     def add(self, episode: Episode) -> None:
         self.kills += 1
+        self._burst(episode)
         if self.first is None:
             self.first = episode.moment
         self.last = episode.moment
+        self._count(episode)
         name = victim_label(episode)
         if name not in self.victims and len(self.victims) >= _ELIDED_NAMES:
             name = "(other)"
@@ -60,6 +78,57 @@ class Elision:
         self.spans[name] = (self.spans.get(name, (episode.moment,))[0], episode.moment)
         self.causes[cause_of(episode)] += 1
         self.index.add(episode.victim.pid if episode.victim is not None else None, episode.moment)
+
+    def _burst(self, episode: Episode) -> None:
+        """Are the kills so far one shortage still (one host, one scope, no gap past a burst's)?"""
+        mine = scope(episode)
+        if self.last is None:
+            self.scope = mine
+            return
+        if not self.one_burst:
+            return
+        gap = moment_gap(self.last, episode.moment)
+        if (
+            episode.host != self.host
+            or gap is None
+            or not 0 <= gap <= BURST_GAP_S
+            or not one_shortage(mine, self.scope)
+        ):
+            self.one_burst = False
+        elif self.scope[0] == "unknown" or (mine[0] == "memcg" and self.scope[1] is None):
+            self.scope = mine
+
+    def _count(self, episode: Episode) -> None:
+        """Its host, its metric labels and its minute: what `list --by-host`, `export` and the
+        chart count of the whole log."""
+        if self.kills == 1:
+            self.host = episode.host
+        name = victim_label(episode)
+        pair = (episode.host, name)
+        if pair not in self.by_host and len(self.by_host) >= _ELIDED_PAIRS:
+            pair = (episode.host, "(other)")
+        self.by_host[pair] += 1
+        victim = episode.victim
+        kind = KillKind(
+            episode.constraint,
+            episode.killer,
+            episode.unit or unit_of(episode.task_memcg),
+            episode.task_memcg or episode.memcg,
+            victim.comm if victim is not None else None,
+        )
+        if kind not in self.by_kind and len(self.by_kind) >= _ELIDED_KINDS:
+            kind = KillKind(episode.constraint, episode.killer, None, None, "(other)")
+        self.by_kind[kind] += 1
+        time = episode.moment.time
+        if time is not None:
+            step = self._minute_s
+            self.minutes[int(time.timestamp()) // step * step] += 1
+            if len(self.minutes) > _ELIDED_MINUTES and step < _QUARTER_S:
+                self._minute_s = _QUARTER_S
+                quarters: Counter[int] = Counter()
+                for second, count in self.minutes.items():
+                    quarters[second // _QUARTER_S * _QUARTER_S] += count
+                self.minutes = quarters
 
     def summary(
         self, runs_dropped: int, resolve: Callable[[Moment], Moment], kept_first: int, kept_last: int
@@ -79,4 +148,12 @@ class Elision:
                 for name, count in self.victims.most_common()
             ),
             index=self.index,
+            by_host=tuple((host, name, count) for (host, name), count in self.by_host.most_common()),
+            by_kind=tuple(self.by_kind.most_common()),
+            per_minute=tuple(
+                (datetime.fromtimestamp(second, UTC), count) for second, count in sorted(self.minutes.items())
+            ),
+            one_burst=self.one_burst and self.kills > 0,
+            host=self.host,
+            scope=self.scope,
         )

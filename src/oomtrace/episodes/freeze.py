@@ -95,12 +95,20 @@ class Freezer(ReportEvents):
         episode has them; the report's other fields left empty."""
         draft = self.draft
         summary = self.first(ev.OomKillSummary)
-        constraint, _ = constraint_of(self, summary, self.first(ev.TaskInMemcg))
+        task_in = self.first(ev.TaskInMemcg)
+        constraint, _ = constraint_of(self, summary, task_in)
+        (memcg, _), task_memcg = memcgs(self, summary, task_in)
         moment = self.resolve(kill_moment(draft))
         # No tasks list: the victim splits only the rows it looks up (most of a deferred
         # report's cost was splitting every row of its table to find one).
         return bare_episode(
-            "kernel", moment, draft.host, victim=victim_of(self, summary), constraint=constraint
+            "kernel",
+            moment,
+            draft.host,
+            victim=victim_of(self, summary),
+            constraint=constraint,
+            memcg=memcg,
+            task_memcg=task_memcg,
         )
 
     def trimmed(self, kept_rows: int) -> tuple[str, ...]:

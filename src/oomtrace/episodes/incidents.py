@@ -5,8 +5,9 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Iterable
+from typing import NamedTuple
 
-from oomtrace.model import Episode, Incident, KernelWarning, Moment
+from oomtrace.model import Elided, Episode, Incident, KernelWarning, Moment
 
 # Kills closer together than this are one incident (the kernel often kills several
 # processes within seconds when one kill does not free enough).
@@ -37,10 +38,33 @@ def moment_gap(a: Moment, b: Moment) -> float | None:
     return None
 
 
-def incidents_of(episodes: list[Episode], warnings: list[KernelWarning]) -> list[Incident]:
+class Bridge(NamedTuple):
+    """The kills a long log counted, not kept (model.Elided), after the kept kill of seq `after`."""
+
+    after: int
+    elided: Elided
+
+    def joins(self, last: Episode, episode: Episode) -> bool:
+        """Were `last` (kept before them) and `episode` (kept after them) one shortage with them:
+        one host, one scope, and no gap past a burst's from one kill to the next?"""
+        elided = self.elided
+        if not (elided.one_burst and last.moment.seq <= self.after < episode.moment.seq):
+            return False
+        if elided.first is None or elided.last is None or not last.host == episode.host == elided.host:
+            return False
+        into, out = moment_gap(last.moment, elided.first), moment_gap(elided.last, episode.moment)
+        if into is None or out is None or not (0 <= into <= BURST_GAP_S and 0 <= out <= BURST_GAP_S):
+            return False
+        return one_shortage(scope(last), elided.scope) and one_shortage(scope(episode), elided.scope)
+
+
+def incidents_of(
+    episodes: list[Episode], warnings: list[KernelWarning], bridge: Bridge | None = None
+) -> list[Incident]:
     """One incident per memory shortage: kills close together on one host, all global or all in
-    one cgroup tree (a kill in /a and one in /b at the same second are two shortages)."""
-    groups, previous_kill = _groups(episodes)
+    one cgroup tree (a kill in /a and one in /b at the same second are two shortages). With
+    `bridge`, the kills counted between the kept ones: an incident they run through is one."""
+    groups, previous_kill, bridged = _groups(episodes, bridge)
     incidents = []
     # Lost records say the log is incomplete, not that memory ran short: never a warning.
     kept = [w for w in warnings if w.kind != "lost-messages"]
@@ -65,6 +89,7 @@ def incidents_of(episodes: list[Episode], warnings: list[KernelWarning]) -> list
                 lead,
                 during=during,
                 beside=tuple(beside.get(number - 1, ())),
+                elided=bridge.elided.kills if bridge is not None and number - 1 in bridged else 0,
             )
         )
     return incidents
@@ -109,14 +134,24 @@ def _under(path: str, ancestor: str) -> bool:
 _OPEN_GROUPS = 64
 
 
-def _groups(episodes: list[Episode]) -> tuple[list[list[Episode]], dict[int, Moment | None]]:
-    """Kills grouped into shortages, and for each group's first kill the host's kill before it."""
+def _groups(
+    episodes: list[Episode], bridge: Bridge | None = None
+) -> tuple[list[list[Episode]], dict[int, Moment | None], set[int]]:
+    """Kills grouped into shortages, for each group's first kill the host's kill before it, and
+    the groups that run through the kills `bridge` counted."""
     groups: list[list[Episode]] = []
     scopes: list[set[tuple[str, str | None]]] = []
     """Each group's scopes, once each (a crash loop of one cgroup is one)."""
     open_groups: list[int] = []
     last_kill: dict[str | None, Moment] = {}
     previous: dict[int, Moment | None] = {}
+    bridged: set[int] = set()
+
+    def gap_to(last: Episode, episode: Episode) -> float | None:
+        if bridge is not None and bridge.joins(last, episode):
+            return 0.0
+        return moment_gap(last.moment, episode.moment)
+
     for episode in episodes:
         mine = scope(episode)
         joined = None
@@ -124,15 +159,17 @@ def _groups(episodes: list[Episode]) -> tuple[list[list[Episode]], dict[int, Mom
         open_groups[:] = [
             index
             for index in open_groups
-            if (gap := moment_gap(groups[index][-1].moment, episode.moment)) is None or gap <= BURST_GAP_S
+            if (gap := gap_to(groups[index][-1], episode)) is None or gap <= BURST_GAP_S
         ]
         for index in reversed(open_groups):
             last = groups[index][-1]
-            gap = moment_gap(last.moment, episode.moment)
+            gap = gap_to(last, episode)
             if last.host != episode.host or gap is None or not 0 <= gap <= BURST_GAP_S:
                 continue
             if not scopes[index] or any(one_shortage(mine, theirs) for theirs in scopes[index]):
                 joined = index
+                if bridge is not None and bridge.joins(last, episode):
+                    bridged.add(index)
                 break
         if joined is None:
             groups.append([episode])
@@ -146,7 +183,7 @@ def _groups(episodes: list[Episode]) -> tuple[list[list[Episode]], dict[int, Mom
         if mine[0] != "unknown":
             scopes[joined].add(mine)
         last_kill[episode.host] = episode.moment
-    return groups, previous
+    return groups, previous, bridged
 
 
 # How many kills after each one are looked at for kills of other incidents at the same time.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from oomtrace import events as ev
 from oomtrace.episodes.moments import moment_of, record_gap
@@ -14,8 +16,14 @@ from oomtrace.records import Record
 # Repeats of one warning further apart than this start a new run.
 REPEAT_GAP_S = 3600.0
 
+# How many recent warning lines (by their identity) are remembered to recognise one read again
+# from a second source: a line repeated within one second is one entry.
+SEEN_WARNINGS = 65536
+
 _Key = tuple[str | None, str, str]
 """(host, kind, key): which runs a warning may join."""
+_Identity = tuple[str | None, int | str, str]
+"""(host, its second or its stamp as printed, message): one line of the log, wherever read."""
 
 
 @dataclass
@@ -37,6 +45,10 @@ class WarningRuns:
         self._open_runs: dict[_Key, _Run] = {}
         self._last_kill: dict[str | None, int] = {}
         """The seq of the latest kill per host: a warning run ends at a kill."""
+        self._seen: OrderedDict[_Identity, dict[str, int]] = OrderedDict()
+        """Recent warning lines by identity → how many times each source gave it."""
+        self.read_twice = 0
+        """Warning lines a second source gave again (a syslog beside kern.log, a .gz copy)."""
 
     @property
     def dropped(self) -> int:
@@ -52,6 +64,9 @@ class WarningRuns:
         key = (record.host, event.kind, event.key)
         if watch_record and self._read_before(record, key):
             return
+        if self._given_before(record):
+            self.read_twice += 1 + record.repeats
+            return
         run = self._open_runs.get(key)
         # A run ends at a kill: the same warning before the next kill belongs to the next incident.
         if run is not None and run.last_seq > self._last_kill.get(record.host, 0):
@@ -65,6 +80,25 @@ class WarningRuns:
         run = _Run(event, seq, record, seq, 1 + record.repeats)
         self._runs.append(run)
         self._open_runs[key] = run
+
+    def _given_before(self, record: Record) -> bool:
+        """Is this line one another source gave already (kern.log and its .gz copy, a syslog and
+        the kern.log of one machine)? Within one source, a line said twice in a second is two;
+        across sources, the most times any one source gives a line is how many there were."""
+        wall: datetime | None = record.stamp.wall
+        identity = (
+            record.host,
+            int(wall.timestamp()) if wall is not None else record.stamp.raw,
+            record.message,
+        )
+        given = self._seen.get(identity)
+        if given is None:
+            self._seen[identity] = {record.source: 1}
+            if len(self._seen) > SEEN_WARNINGS:
+                self._seen.popitem(last=False)
+            return False
+        count = given[record.source] = given.get(record.source, 0) + 1
+        return any(count <= n for source, n in given.items() if source != record.source)
 
     def _read_before(self, record: Record, key: _Key) -> bool:
         """Is this line of a `watch --record` file (the lines behind the watcher's warnings, read

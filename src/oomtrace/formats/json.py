@@ -163,6 +163,7 @@ def episode_json(episode: Episode) -> dict[str, Any]:
     return {
         "id": episode.id,
         "killer": episode.killer,
+        "doubt": episode.doubt,
         "time": iso_time(moment.time),
         "uptime_s": moment.uptime_s,
         "raw_time": moment.raw,
@@ -348,6 +349,7 @@ def source_json(analysis: Analysis) -> dict[str, Any]:
         if analysis.range_since is not None or analysis.range_until is not None
         else None,
         "kills_read_twice": analysis.read_twice,
+        "warning_lines_read_twice": analysis.warnings_read_twice,
         "elided": _elided_json(analysis.elided),
     }
 

@@ -36,6 +36,23 @@ _PRIORITY_BEFORE = lazy_compile(r"<\d{1,3}>$")
 _STARTS_UPTIME = lazy_compile(r"(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\] ")
 
 
+# A syslog line behind bytes glued before it: the NUL run an unclean shutdown leaves in kern.log
+# (the file's size was written, its last blocks were not), or any bytes a copy left there
+# (`\0\0\0May 15 23:01:53 host kernel: Killed process ...`). The stamp of the syslog prefix after
+# them is the line's: read before, the uptime further in or a date read by guess took its place.
+_SYSLOG_AFTER_JUNK = lazy_compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s:]+ kernel: ")
+_JUNK_SPAN = 200
+
+
+def syslog_after_junk(line: str) -> int | None:
+    """Where a syslog prefix begins after bytes glued before it, or None (also where the line
+    begins with it: that is no junk)."""
+    if " kernel: " not in line[: _JUNK_SPAN + 80]:
+        return None
+    found = _SYSLOG_AFTER_JUNK.search(line, 1, _JUNK_SPAN + 80)
+    return found.start() if found is not None else None
+
+
 def holds_joined_lines(line: str) -> bool:
     """Several log lines pasted onto one, their line breaks turned into spaces?"""
     return len(line) > 160 and "  " in line and _JOINED_AT.search(line) is not None

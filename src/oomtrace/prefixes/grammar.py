@@ -29,6 +29,7 @@ from oomtrace.prefixes.dmesg import (
     after_uptime,
     dmesg_human,
 )
+from oomtrace.prefixes.glued import syslog_after_junk
 from oomtrace.prefixes.iso import ISO, UNIX, WEEKDAY_ISO, ZONE_WORD, iso_wall
 from oomtrace.prefixes.logcat import LOGCAT, LOGCAT_BRIEF, after_date, logcat_wall
 from oomtrace.prefixes.stamps import CLOCK, fuzzy_time, in_zone, month_number, named_zone, stamp_words
@@ -169,6 +170,9 @@ def split_prefixes(state: ReadState, line: str) -> Split:
     text before it being a prefix of its own; else no prefix (a continuation)."""
     text = undecorate(line, state._decoration)
     split = known(state, text)
+    if split is None and (junk := syslog_after_junk(text)) is not None:
+        # Bytes glued before a syslog line (a NUL run): not a prefix the next lines share.
+        split = known(state, text[junk:])
     if split is None:
         for found in _STAMP_START.finditer(text, 1, 200):
             split = known(state, text[found.start() :])

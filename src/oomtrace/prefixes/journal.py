@@ -17,7 +17,18 @@ from datetime import datetime, tzinfo
 from oomtrace.lazyregex import lazy_compile
 from oomtrace.prefixes.stamps import fuzzy_time
 from oomtrace.prefixes.state import ReadState
-from oomtrace.records import Record, Stamp
+from oomtrace.records import PROVEN, Record, Stamp
+
+# The records that speak for a killer (a userspace OOM killer, or systemd of a unit's death), and
+# the program whose own process must have written each: any local user can write an entry with
+# `logger -t earlyoom`; only journald's trusted fields (`_UID`, `_COMM`, `_SYSTEMD_UNIT`, which
+# the sender cannot set) say who did.
+_CLAIMS = {
+    "earlyoom": "earlyoom",
+    "systemd-oomd": "systemd-oomd",
+    "nohang": "nohang",
+    "systemd": "systemd",
+}
 
 # journalctl -o verbose: a stamped header per entry, then its fields indented.
 _VERBOSE_HEADER = lazy_compile(
@@ -68,9 +79,30 @@ def journal_records(
     if raw is None:
         # What `journalctl -o short-iso` would print: quotable evidence, not a JSON blob.
         raw = f"{stamp_text} {host or '-'} {ident or '-'}: {message}"
+    # The kernel's own entries: only the kernel, or root through /dev/kmsg, writes them.
+    sender = PROVEN if ident == "kernel" else sender_of(entry, ident) if ident in _CLAIMS else None
     return [
-        Record(source, number, raw, part, stamp, ident, host, separate=True) for part in message.split("\n")
+        Record(source, number, raw, part, stamp, ident, host, separate=True, sender=sender)
+        for part in message.split("\n")
     ]
+
+
+def sender_of(entry: dict[str, object], ident: str) -> str | None:
+    """Who wrote a killer's record, by journald's trusted fields: PROVEN when it is the killer's
+    own process (its system unit; its program run as root; for systemd, pid 1 or a user's own
+    manager), else the process that did (`uid 1000, logger`); None without the fields."""
+    uid, comm, unit = (_clean(entry.get(name)) for name in ("_UID", "_COMM", "_SYSTEMD_UNIT"))
+    if uid is None or comm is None:
+        return None
+    program = _CLAIMS[ident]
+    if ident == "systemd":
+        manager = comm == "systemd" and (
+            (entry.get("_PID") == "1" and uid == "0") or unit == f"user@{uid}.service"
+        )
+        return PROVEN if manager else f"uid {uid}, {comm}"
+    if unit in (f"{program}.service", f"{program}-desktop.service") or (uid == "0" and comm == program[:15]):
+        return PROVEN
+    return f"uid {uid}, {comm}"
 
 
 def _clean(value: object) -> str | None:

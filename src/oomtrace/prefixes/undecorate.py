@@ -44,6 +44,10 @@ MAX_DECORATION = 80
 def undecorate(line: str, decoration: str) -> str:
     """The line without what a copy added, and without `decoration` (a prefix the lines before
     it had, see state.ReadState._learn) where it begins with it."""
+    if line[:1] == "\0":
+        # The NUL run an unclean shutdown leaves in a log (its size was written, not its blocks),
+        # of any length: what follows is the next line the daemon wrote.
+        line = line.lstrip("\0")
     if not line.isascii():
         line = line.translate(_INVISIBLE)
     if line[:1] == "\x1b" and (lead := _ANSI_LEAD.match(line)):

@@ -218,6 +218,11 @@ _OUTPUT_FIELDS = (
     "_HOSTNAME",
     "_BOOT_ID",
     "_SOURCE_MONOTONIC_TIMESTAMP",
+    # Who wrote a killer's record (prefixes.journal.sender_of): fields its sender cannot set.
+    "_UID",
+    "_COMM",
+    "_PID",
+    "_SYSTEMD_UNIT",
 )
 _JSON_ARGV = ("-o", "json", f"--output-fields={','.join(_OUTPUT_FIELDS)}", "--no-pager")
 

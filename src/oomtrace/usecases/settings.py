@@ -101,7 +101,7 @@ def settle(
             hint="pass --journal-dir or --journal-file, or run where the system journal is",
         )
     return Settings(
-        kernel_logs,
+        _once(kernel_logs),
         zone,
         booted,
         year,
@@ -116,6 +116,23 @@ def settle(
         _json_shape(jsonl_fields, host_label),
         implied,
     )
+
+
+def _once(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Each file read once: `-k x -k x` (or `-k x -k ./x`, a link to x) is x, not its every kill
+    and warning counted twice. A name that cannot be looked at is kept for its reader to refuse."""
+    seen: set[object] = set()
+    kept: list[str] = []
+    for path in paths:
+        try:
+            info = os.stat(path) if path != "-" else None
+        except (OSError, ValueError):
+            info = None
+        identity: object = (info.st_dev, info.st_ino) if info is not None else path
+        if identity not in seen:
+            seen.add(identity)
+            kept.append(path)
+    return tuple(kept)
 
 
 def _json_shape(spec: str | None, host_label: str | None) -> Shape | None:

@@ -48,7 +48,7 @@ CURSOR_EVERY_S = 1.0
 # a second. The kernel's ring buffer (128 KiB by default) holds over a tenth of a second of lines
 # even at 10,000 a second, and a story waits 0.3 s for the rest of its report anyway.
 READ_EVERY_S = 0.01
-_STYLES = {"warning": "yellow", "clear": "green", "gap": "magenta", "kill": "bold red"}
+_STYLES = {"warning": "yellow", "clear": "green", "gap": "magenta", "kill": "bold red", "claim": "magenta"}
 
 
 @dataclass

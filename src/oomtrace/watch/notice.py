@@ -10,7 +10,7 @@ from oomtrace.units import iso_time
 
 SCHEMA = "oomtrace/1"
 # The event names of the `--format jsonl` stream, the `--record` file and `--exec`'s OOMTRACE_EVENT.
-EVENTS = ("started", "warning", "clear", "kill", "gap", "sample")
+EVENTS = ("started", "warning", "clear", "kill", "gap", "sample", "claim")
 
 
 class Notice(Frozen):

@@ -20,6 +20,7 @@ from oomtrace.parse import parse_record
 from oomtrace.prefilter import Prefilter
 from oomtrace.records import Record, Stamp
 from oomtrace.story import tell, victim_name
+from oomtrace.storyfacts import doubt_words
 from oomtrace.storyview import WhyView, story_view, why_view
 from oomtrace.units import duration, iso_time, kib
 from oomtrace.verdict import judge
@@ -437,6 +438,11 @@ class Watcher:
             self._told[key] = None
             if len(self._told) > TOLD_MAX:
                 self._told.popitem(last=False)
+            if not episode.proven:
+                # A record anyone could have written (`logger -t earlyoom`): said, as a claim, and
+                # no kill for the hooks, the metrics or the count.
+                self.emit(self._claim_notice(episode, wall))
+                continue
             self.kills += 1
             self.emit(self._kill_notice(analysis, episode, wall))
             cgroups = tuple(c for c in (episode.memcg, episode.task_memcg) if c and c != "/")
@@ -450,6 +456,14 @@ class Watcher:
         victim = episode.victim
         time = episode.moment.time.isoformat(timespec="seconds") if episode.moment.time else ""
         return (self.boot_id, victim.pid if victim else None, victim_name(episode), time)
+
+    def _claim_notice(self, episode: Episode, wall: datetime) -> Notice:
+        victim = episode.victim
+        name = f"{victim.comm} (pid {victim.pid})" if victim else str(episode.unit)
+        text = f"{name} was killed by {episode.killer}, says a record {doubt_words(episode)}"
+        meaning = "not counted as a kill: no hook, no metric"
+        data = {"killer": episode.killer, "doubt": episode.doubt, "victim": victim.comm if victim else None}
+        return Notice("claim", episode.killer, episode.moment.time or wall, text, meaning, data)
 
     def _kill_notice(self, analysis: Analysis, episode: Episode, wall: datetime) -> Notice:
         name = episode.victim.comm if episode.victim else str(episode.unit)
