@@ -287,6 +287,8 @@ def _memory(memory: MemoryView, charted: bool) -> str:
     figures = memory.beside_chart if charted else memory.figures
     rows = [[text(label), text(amount)] for label, amount in figures]
     notes = "\n".join(f"- {text(note)}" for note in memory.notes)
+    if not rows:
+        return notes
     return table(["memory", "at the kill"], rows, "lr") + ("\n\n" + notes if notes else "")
 
 

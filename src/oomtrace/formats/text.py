@@ -206,7 +206,8 @@ class TextFormat(Format):
         pictured = stacked_bar(chart, self.console.width - 3) if chart else []
         rows = [[Text(" "), line] for line in pictured]
         figures = memory.beside_chart if chart else memory.figures
-        rows += [[Text(" "), _t(" · ".join(f"{label} {amount}" for label, amount in figures))]]
+        if figures:
+            rows += [[Text(" "), _t(" · ".join(f"{label} {amount}" for label, amount in figures))]]
         rows += [[Text(" •"), _t(note)] for note in memory.notes]
         self._print(rows, _MEMORY, "Memory at the kill")
 
