@@ -906,3 +906,90 @@ def test_a_zone_line_after_a_kill_with_its_report_is_the_next_reports(tmp_path: 
     why = run("why", "llama-server", "-k", str(log))
     assert why.exit_code == 0, why.output
     assert "drained in zone" not in " ".join(why.stdout.split())
+
+
+# ---- repeats of a warning said without the line itself (issue 39) ---------------------------
+NVRM_LINE = (
+    "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+    "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
+)
+SYSLOG_KILL = f"Nov 14 13:12:12 spark-01 kernel: {KILL}"
+ALLOC_FAILURE = (
+    "ds4-server: page allocation failure: order:9, mode:0x40cc0(GFP_KERNEL|__GFP_COMP), "
+    "nodemask=(null),cpuset=/,mems_allowed=0"
+)
+
+
+def test_seed_000_counts_the_pasted_repeats_line_as_the_fixture_counts_its_second_line() -> None:
+    """`13:09:05  NVRM: (repeats)` after the NV_ERR_NO_MEMORY line is its second time, as the
+    fixture's two NVRM lines are (fixtures/seed000_llama_server_gb10: '2 times')."""
+    log = seed("000")
+    (incident,) = listed(log)["incidents"]
+    assert incident["earliest_warning"]["count"] == 2
+    why = run("why", "llama-server", "-k", str(log)).stdout
+    said = " ".join(why.split())
+    assert "(3m13s before the kill, 2 times)" in said
+    assert "(×2, last 13:09:05)" in said
+
+
+@pytest.mark.parametrize(
+    ("lines", "count"),
+    [
+        # rsyslog held back 3 more of the same line.
+        (
+            [
+                f"Nov 14 13:08:59 spark-01 kernel: {NVRM_LINE}",
+                f"Nov 14 13:09:05 spark-01 kernel: message repeated 3 times: [ {NVRM_LINE}]",
+                SYSLOG_KILL,
+            ],
+            4,
+        ),
+        # A paste's (repeats) after another prefix's line repeats nothing.
+        (
+            [
+                f"Nov 14 13:08:59 spark-01 kernel: {NVRM_LINE}",
+                "Nov 14 13:09:05 spark-01 kernel: Xorg: (repeats)",
+                SYSLOG_KILL,
+            ],
+            1,
+        ),
+        # A rate limit's count before the warning it lets through: that many more of it.
+        (
+            [
+                "Nov 14 13:08:59 spark-01 kernel: warn_alloc: 5 callbacks suppressed",
+                f"Nov 14 13:08:59 spark-01 kernel: {ALLOC_FAILURE}",
+                SYSLOG_KILL,
+            ],
+            6,
+        ),
+        # ... not when another line stands between them.
+        (
+            [
+                "Nov 14 13:08:59 spark-01 kernel: warn_alloc: 5 callbacks suppressed",
+                "Nov 14 13:08:59 spark-01 kernel: usb 1-1: new high-speed USB device number 3",
+                f"Nov 14 13:08:59 spark-01 kernel: {ALLOC_FAILURE}",
+                SYSLOG_KILL,
+            ],
+            1,
+        ),
+    ],
+    ids=["rsyslog message repeated", "another prefix", "callbacks suppressed", "not the next line"],
+)
+def test_repeats_said_without_the_line_count(lines: list[str], count: int, tmp_path: Path) -> None:
+    log = tmp_path / "kern.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026")
+    assert result.exit_code == 0, result.output
+    (incident,) = json.loads(result.stdout)["incidents"]
+    assert incident["earliest_warning"]["count"] == count
+
+
+def test_a_repeat_after_the_kill_is_not_counted_before_it(tmp_path: Path) -> None:
+    log = tmp_path / "kern.log"
+    log.write_text(
+        f"Nov 14 13:08:59 spark-01 kernel: {NVRM_LINE}\n{SYSLOG_KILL}\n"
+        "Nov 14 13:12:20 spark-01 kernel: NVRM: (repeats)\n"
+    )
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026")
+    (incident,) = json.loads(result.stdout)["incidents"]
+    assert incident["earliest_warning"]["count"] == 1

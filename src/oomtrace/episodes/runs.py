@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from oomtrace import events as ev
 from oomtrace.episodes.moments import moment_of, record_gap
+from oomtrace.frozen import replace
 from oomtrace.keep import FirstAndLast
 from oomtrace.model import KernelWarning, Moment
 from oomtrace.records import Record
@@ -37,6 +38,9 @@ class WarningRuns:
         self._open_runs: dict[_Key, _Run] = {}
         self._last_kill: dict[str | None, int] = {}
         """The seq of the latest kill per host: a warning run ends at a kill."""
+        self._suppressed: tuple[str, int, int] | None = None
+        """A rate limit's `N callbacks suppressed` (source, line, N): repeats of the warning on
+        the next line, the one it let through."""
 
     @property
     def dropped(self) -> int:
@@ -46,9 +50,37 @@ class WarningRuns:
         """A kill on `host`: the same warning after it starts a new run."""
         self._last_kill[host] = seq
 
+    def repeated(self, event: ev.Repeats, seq: int) -> None:
+        """A line saying a warning came again: `count` more of the latest run whose text begins
+        with the prefix (a paste's `NVRM: (repeats)`), or of the warning on the next line (a
+        rate limit's `N callbacks suppressed`)."""
+        record = event.record
+        if event.prefix is None:
+            self._suppressed = (record.source, record.line_no, event.count)
+            return
+        runs = [
+            r
+            for r in self._open_runs.values()
+            if r.event.record.host == record.host
+            and r.event.text.startswith(event.prefix)
+            and r.last.source == record.source
+            and r.last_seq > self._last_kill.get(record.host, 0)
+        ]
+        if runs:
+            run = max(runs, key=lambda r: r.last_seq)
+            run.last = record
+            run.last_seq = seq
+            run.count += event.count
+
     def add(self, event: ev.EarlyWarning, seq: int, watch_record: bool) -> None:
         """A warning line; `watch_record` when it comes from a `watch --record` file."""
         record = event.record
+        if self._suppressed is not None:
+            source, line, count = self._suppressed
+            self._suppressed = None
+            if source == record.source and record.line_no == line + 1:
+                record = replace(record, repeats=record.repeats + count)
+                event = replace(event, record=record)
         key = (record.host, event.kind, event.key)
         if watch_record and self._read_before(record, key):
             return
