@@ -128,6 +128,7 @@ class WarningRuns:
                 last=resolve(moment_of(r.last, r.last_seq)),
                 count=r.count,
                 host=r.event.record.host,
+                raw=(r.event.record.raw,) if r.last is r.event.record else (r.event.record.raw, r.last.raw),
             )
             for r in self._runs
         ]

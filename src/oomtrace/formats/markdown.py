@@ -294,6 +294,13 @@ def _memory(memory: MemoryView, charted: bool) -> str:
 
 def _raw_lines(story: StoryView, budget: int) -> str:
     lines = list(story.raw_lines)
+    quote = story.warning_quote
+    warning = ""
+    if quote is not None:
+        # A driver developer asks for the warning's own line: it goes first, as in the log.
+        where = text(quote.where)
+        warning = f"The first warning, {where}:\n\n{code_block(list(quote.lines))}\n\nThis episode:\n\n"
+        budget -= len(warning)
     kept: list[str] = []
     used = 0
     for line in lines:
@@ -310,14 +317,20 @@ def _raw_lines(story: StoryView, budget: int) -> str:
             f"\n\n_{cut} of {len(lines)} lines were cut to stay under GitHub's {GITHUB_LIMIT:,}-character "
             f"comment limit; the log has them all at lines {first}\u2013{last}._"
         )
-    summary = f"Kernel log lines {first}\u2013{last} of this episode ({len(lines)} lines)"
+    span = f"lines {first}\u2013{last} of this episode"
+    head = f"Kernel log {span}"
+    if quote is not None:
+        head = f"Kernel log {text(quote.where)} (its first warning) and {span}"
+    summary = f"{head} ({len(lines)} lines)"
     if story.unquoted:
         summary = (
-            f"Kernel log lines {first}\u2013{last} of this episode: the {len(lines)} it was read from; "
+            f"{head}: the {len(lines)} it was read from; "
             f"the other {story.unquoted} (registers, free-page lists, hugepage counts, other "
             "messages between) are in the log"
         )
     return (
-        "\n".join(["<details>", f"<summary>{summary}</summary>", "", code_block(kept), "", "</details>"])
+        "\n".join(
+            ["<details>", f"<summary>{summary}</summary>", "", warning + code_block(kept), "", "</details>"]
+        )
         + note
     )
