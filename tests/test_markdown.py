@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -330,3 +332,23 @@ def test_no_warning_no_warning_quote(tmp_path: Path) -> None:
     markdown = why_markdown(REAL, "2110")
     assert "The first warning" not in markdown and "(its first warning)" not in markdown
     assert len(raw_blocks(render(markdown))) == 1
+
+
+def test_the_server_log_is_told_where_the_terminal_tells_it(tmp_path: Path) -> None:
+    """Issue 39: in seed 002's Markdown 'The server's own log' came before the kill it explains
+    (after it on a terminal). Both now tell it after the kill's facts, before its memory."""
+    case = FIXTURES / "seed002_ds4_server_gb10"
+    server = tmp_path / "server.log"
+    server.write_bytes((case / "server.log").read_bytes())
+    when = datetime.fromisoformat("2026-11-19T21:47:32+00:00").timestamp()
+    os.utime(server, (when, when))
+    args = ["why", "ds4-server", "-k", str(case / "kernel.log"), "--tz", "UTC", "--server-log", str(server)]
+    markdown = run(*args, "--format", "markdown").stdout
+    headings = [" ".join("".join(h.itertext()).split()) for h in nodes(render(markdown), "heading")]
+    assert headings[0] == "OOM kill: ds4-server (pid 124531)"
+    at = headings.index("The server's own log")
+    assert headings.index("Facts") < at < headings.index("Memory at the kill")
+    terminal = run(*args).stdout
+    order = [terminal.index(t) for t in ("The server's own log", "Memory at the kill", "Largest processes")]
+    assert order == sorted(order)
+    assert terminal.index("Invoked by") < terminal.index("The server's own log")

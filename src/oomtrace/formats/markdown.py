@@ -138,11 +138,13 @@ class MarkdownFormat(Format):
 
     def why(self, analysis: Analysis, view: WhyView) -> None:
         head = f"**Verdict ({text(view.cause)}):** {text(view.verdict)}"
-        log = _server_log(view.server_log) if view.server_log else ""
-        before = head + "\n\n" + (log + "\n\n" if log else "")
         if view.stories:
+            # The server's log is told inside the story of the kill it explains, as on a terminal.
+            before = head + "\n\n"
             self._emit(before + document(view.stories, view.footer, view.every, reserved=len(before)))
             return
+        log = _server_log(view.server_log) if view.server_log else ""
+        before = head + "\n\n" + (log + "\n\n" if log else "")
         if view.involved is None:
             self._emit(before + _footer(view.footer))
             return
@@ -263,6 +265,8 @@ def _story(story: StoryView) -> str:
     parts += ["### Facts", "", _facts(facts), ""]
     if story.collateral is not None:
         parts += ["### Also killed in this incident", "", _grid(story.collateral), ""]
+    if story.server_log is not None:
+        parts += [_server_log(story.server_log), ""]
     if story.memory is not None:
         chart = [mermaid.pie(story.memory_chart), ""] if story.memory_chart else []
         parts += ["### Memory at the kill", "", *chart, _memory(story.memory, bool(chart)), ""]
