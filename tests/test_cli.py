@@ -655,3 +655,29 @@ def test_a_range_selects_kills_not_whole_incidents(tmp_path: Path) -> None:
     assert told["episode"]["time"] == times[-1]
     first = json.loads(run("why", "llama-server", *args, "--until", since, "-f", "json").stdout)
     assert first["episode"]["time"] == times[5]  # the last kill at or before --until
+
+
+def _victim_names(log: Path) -> set[str]:
+    document = json.loads(run("list", "-k", str(log), "--tz", "UTC", "-f", "json").stdout)
+    return {e["victim"]["comm"] for e in document["episodes"] if e["victim"] and e["victim"].get("comm")}
+
+
+@pytest.mark.parametrize("width", ["80", None], ids=["terminal of 80", "pipe"])
+def test_list_at_80_columns_keeps_every_victims_name_whole(width: str | None) -> None:
+    """Issue 39: `llama-se…`, `watch-vi…`, `trigg…` at 80 columns, on a terminal and a pipe. Over
+    every real paste, the victim's name stands whole, and no name is cut but a host's."""
+    cases = sorted((ROOT / "tests" / "realworld" / "cases").glob("*/input.txt"))
+    cut = []
+    for log in cases:
+        env = {"NO_COLOR": "1", **({"COLUMNS": width} if width else {})}
+        result = CliRunner().invoke(cli, ["list", "-k", str(log), "--tz", "UTC"], env=env)
+        if result.exit_code != 0:
+            continue
+        table = result.stdout.split("\nRead ")[0]
+        if "host" in table.splitlines()[0]:
+            continue  # a host is cut at 12 characters, said whole by `why` and JSON
+        shown = " ".join(table.split())
+        missing = [n for n in _victim_names(log) if " ".join(n.split()) not in shown]
+        if missing or "…" in table:
+            cut.append((log.parent.name, missing))
+    assert not cut

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from oomtrace.formats.markdown import GITHUB_LIMIT, code_block, text
-from tests.conftest import FIXTURES, run
+from tests.conftest import FIXTURES, ROOT, run
 
 CMARK = shutil.which("cmark-gfm")
 NS = "{http://commonmark.org/xml/1.0}"
@@ -60,9 +62,12 @@ def test_seed000_report_structure() -> None:
     assert len(nodes(timeline, "table_row")) == 4  # warning, invoked, kill, reaped
     html = [b.text or "" for b in nodes(tree, "html_block")]
     assert html[0].startswith("<details>") and html[-1].strip() == "</details>"
-    (raw,) = raw_blocks(tree)
+    warning, raw = raw_blocks(tree)
     assert "Out of memory: Killed process 1966928 (llama-server)" in (raw.text or "")
-    assert [b.get("info") for b in nodes(tree, "code_block")] == ["mermaid", "mermaid", "text"]
+    # Issue 39: the first warning's own lines, verbatim, beside the episode's (lines 4-5).
+    log_lines = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text().splitlines()
+    assert (warning.text or "").splitlines() == log_lines[3:5]
+    assert [b.get("info") for b in nodes(tree, "code_block")] == ["mermaid", "mermaid", "text", "text"]
     verdict = " ".join("".join(nodes(tree, "paragraph")[0].itertext()).split())
     assert verdict.startswith("Verdict (kernel-oom): llama-server (pid 1966928) was killed")
     summary = " ".join(" ".join(p.itertext()) for p in nodes(tree, "paragraph"))
@@ -293,7 +298,7 @@ def test_the_summary_does_not_repeat_the_facts_explanations() -> None:
 
 def test_the_quote_keeps_the_titles_a_reader_needs() -> None:
     tree = render(why_markdown(SEED000, "llama-server"))
-    (raw,) = raw_blocks(tree)
+    _, raw = raw_blocks(tree)  # the first warning's lines, then the episode's
     lines = [line.partition("kernel: ")[2] for line in (raw.text or "").splitlines()]
     # The tasks table's title (its values are pages) just before its header, and the call
     # trace's title before its frames.
@@ -304,3 +309,46 @@ def test_the_quote_keeps_the_titles_a_reader_needs() -> None:
     summary = "".join(nodes(tree, "html_block")[0].itertext())
     # What the quote leaves out is said, with where to read it.
     assert "the other 9 (registers, free-page lists" in summary and "7–76" in summary
+
+
+def test_a_pasted_write_up_quotes_its_lines_as_they_stand_and_the_range_covers_them() -> None:
+    """Issue 39: seed 000 as pasted wraps its kill line over two lines; the quote shows them as
+    the log has them (never `\\x0a`), its range covers the continuation (lines 26-28), and the
+    first warning's NVRM line and its `(repeats)` are quoted verbatim (lines 24-25)."""
+    seed = ROOT / "tests" / "seeds"
+    (log,) = seed.glob("000_*.txt")
+    markdown = why_markdown(log, "llama-server")
+    tree = render(markdown)
+    assert "\\x0a" not in markdown
+    warning, raw = raw_blocks(tree)
+    pasted = log.read_text().splitlines()
+    assert (warning.text or "").splitlines() == pasted[23:25]
+    assert (raw.text or "").splitlines() == pasted[25:28]
+    summary = "".join(nodes(tree, "html_block")[0].itertext())
+    assert "Kernel log lines 24–25 (its first warning) and lines 26–28 of this episode (3 lines)" in summary
+
+
+def test_no_warning_no_warning_quote(tmp_path: Path) -> None:
+    markdown = why_markdown(REAL, "2110")
+    assert "The first warning" not in markdown and "(its first warning)" not in markdown
+    assert len(raw_blocks(render(markdown))) == 1
+
+
+def test_the_server_log_is_told_where_the_terminal_tells_it(tmp_path: Path) -> None:
+    """Issue 39: in seed 002's Markdown 'The server's own log' came before the kill it explains
+    (after it on a terminal). Both now tell it after the kill's facts, before its memory."""
+    case = FIXTURES / "seed002_ds4_server_gb10"
+    server = tmp_path / "server.log"
+    server.write_bytes((case / "server.log").read_bytes())
+    when = datetime.fromisoformat("2026-11-19T21:47:32+00:00").timestamp()
+    os.utime(server, (when, when))
+    args = ["why", "ds4-server", "-k", str(case / "kernel.log"), "--tz", "UTC", "--server-log", str(server)]
+    markdown = run(*args, "--format", "markdown").stdout
+    headings = [" ".join("".join(h.itertext()).split()) for h in nodes(render(markdown), "heading")]
+    assert headings[0] == "OOM kill: ds4-server (pid 124531)"
+    at = headings.index("The server's own log")
+    assert headings.index("Facts") < at < headings.index("Memory at the kill")
+    terminal = run(*args).stdout
+    order = [terminal.index(t) for t in ("The server's own log", "Memory at the kill", "Largest processes")]
+    assert order == sorted(order)
+    assert terminal.index("Invoked by") < terminal.index("The server's own log")

@@ -845,3 +845,151 @@ def test_in_a_real_cascade_the_header_after_a_kill_is_the_next_reports(
     first, second, *_ = json.loads(result.stdout)["episodes"]
     assert (_actual(first, "victim"), _actual(first, "trigger")) == (victim, None)
     assert _actual(second, "trigger") == next_trigger
+
+
+def test_seed_002_a_zone_line_quoted_after_its_kill_says_that_zones_cache_was_drained() -> None:
+    """Issue 39: `Node 0 Normal free:29852kB ... active_file:32kB inactive_file:720kB` quoted
+    after the kill, with no Mem-Info around it, is read: the page cache of that zone was drained,
+    and the story says one zone, never the whole machine's RAM."""
+    log = seed("002")
+    for form in ("text", "markdown", "json"):
+        why = run("why", "ds4-server", "-k", str(log), "--format", form)
+        assert why.exit_code == 0, why.output
+        said = " ".join(why.stdout.replace("\\_", "_").split())
+        assert (
+            "the page cache was drained in zone Node 0 Normal (active_file 32 KiB, inactive_file 720 KiB)"
+            in said
+        )
+        assert "this is one zone, not the whole machine" in said
+        # No machine-wide figure the line does not give.
+        for false in ("page cache was down to", "RAM at the kill", "% of RAM", "min watermark"):
+            assert false not in said
+    markdown = run("why", "ds4-server", "-k", str(log), "--format", "markdown").stdout
+    assert "| memory | at the kill |" not in markdown  # no empty table of figures
+    assert "lines 89–91" in markdown
+
+
+ZONE = (
+    "Node 0 Normal free:29852kB min:33792kB active_file:{active}kB inactive_file:720kB "
+    "present:125829120kB managed:{managed}kB"
+)
+
+
+@pytest.mark.parametrize(
+    ("lines", "drained"),
+    [
+        # The zone line right after a lone kill: its report's.
+        ([KILL, ZONE.format(active=32, managed=123405340)], True),
+        # Before the kill, with no Mem-Info header: its report's too.
+        ([ZONE.format(active=32, managed=123405340), KILL], True),
+        # A zone of 120 GiB with 2 GiB of cache is not drained.
+        ([KILL, ZONE.format(active=2 << 20, managed=123405340)], False),
+        # A line of prose between: not the kill's.
+        ([KILL, "and then the zone line:", ZONE.format(active=32, managed=123405340)], False),
+        # A DMA zone holds no cache at all: never a finding.
+        ([KILL, ZONE.format(active=0, managed=15360).replace("Normal", "DMA")], False),
+    ],
+)
+def test_zone_lines_without_mem_info(lines: list[str], drained: bool, tmp_path: Path) -> None:
+    log = tmp_path / "paste.txt"
+    log.write_text("\n".join(f"13:12:12 {line}" for line in lines) + "\n")
+    why = run("why", "llama-server", "-k", str(log))
+    assert why.exit_code == 0, why.output
+    assert ("page cache was drained in zone" in " ".join(why.stdout.split())) is drained
+
+
+def test_a_zone_line_after_a_kill_with_its_report_is_the_next_reports(tmp_path: Path) -> None:
+    """A kill with a body is complete: a zone line after it is not its report's (the cascade)."""
+    mem_info = "Mem-Info:\nactive_anon:100 inactive_anon:100 active_file:90000 inactive_file:90000 free:500"
+    log = tmp_path / "kern.log"
+    log.write_text(f"{mem_info}\n{KILL}\n" + ZONE.format(active=32, managed=123405340) + "\n")
+    why = run("why", "llama-server", "-k", str(log))
+    assert why.exit_code == 0, why.output
+    assert "drained in zone" not in " ".join(why.stdout.split())
+
+
+# ---- repeats of a warning said without the line itself (issue 39) ---------------------------
+NVRM_LINE = (
+    "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+    "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"
+)
+SYSLOG_KILL = f"Nov 14 13:12:12 spark-01 kernel: {KILL}"
+ALLOC_FAILURE = (
+    "ds4-server: page allocation failure: order:9, mode:0x40cc0(GFP_KERNEL|__GFP_COMP), "
+    "nodemask=(null),cpuset=/,mems_allowed=0"
+)
+
+
+def test_seed_000_counts_the_pasted_repeats_line_as_the_fixture_counts_its_second_line() -> None:
+    """`13:09:05  NVRM: (repeats)` after the NV_ERR_NO_MEMORY line is its second time, as the
+    fixture's two NVRM lines are (fixtures/seed000_llama_server_gb10: '2 times')."""
+    log = seed("000")
+    (incident,) = listed(log)["incidents"]
+    assert incident["earliest_warning"]["count"] == 2
+    why = run("why", "llama-server", "-k", str(log)).stdout
+    said = " ".join(why.split())
+    assert "(3m13s before the kill, 2 times)" in said
+    assert "(×2, last 13:09:05)" in said
+
+
+@pytest.mark.parametrize(
+    ("lines", "count"),
+    [
+        # rsyslog held back 3 more of the same line.
+        (
+            [
+                f"Nov 14 13:08:59 spark-01 kernel: {NVRM_LINE}",
+                f"Nov 14 13:09:05 spark-01 kernel: message repeated 3 times: [ {NVRM_LINE}]",
+                SYSLOG_KILL,
+            ],
+            4,
+        ),
+        # A paste's (repeats) after another prefix's line repeats nothing.
+        (
+            [
+                f"Nov 14 13:08:59 spark-01 kernel: {NVRM_LINE}",
+                "Nov 14 13:09:05 spark-01 kernel: Xorg: (repeats)",
+                SYSLOG_KILL,
+            ],
+            1,
+        ),
+        # A rate limit's count before the warning it lets through: that many more of it.
+        (
+            [
+                "Nov 14 13:08:59 spark-01 kernel: warn_alloc: 5 callbacks suppressed",
+                f"Nov 14 13:08:59 spark-01 kernel: {ALLOC_FAILURE}",
+                SYSLOG_KILL,
+            ],
+            6,
+        ),
+        # ... not when another line stands between them.
+        (
+            [
+                "Nov 14 13:08:59 spark-01 kernel: warn_alloc: 5 callbacks suppressed",
+                "Nov 14 13:08:59 spark-01 kernel: usb 1-1: new high-speed USB device number 3",
+                f"Nov 14 13:08:59 spark-01 kernel: {ALLOC_FAILURE}",
+                SYSLOG_KILL,
+            ],
+            1,
+        ),
+    ],
+    ids=["rsyslog message repeated", "another prefix", "callbacks suppressed", "not the next line"],
+)
+def test_repeats_said_without_the_line_count(lines: list[str], count: int, tmp_path: Path) -> None:
+    log = tmp_path / "kern.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026")
+    assert result.exit_code == 0, result.output
+    (incident,) = json.loads(result.stdout)["incidents"]
+    assert incident["earliest_warning"]["count"] == count
+
+
+def test_a_repeat_after_the_kill_is_not_counted_before_it(tmp_path: Path) -> None:
+    log = tmp_path / "kern.log"
+    log.write_text(
+        f"Nov 14 13:08:59 spark-01 kernel: {NVRM_LINE}\n{SYSLOG_KILL}\n"
+        "Nov 14 13:12:20 spark-01 kernel: NVRM: (repeats)\n"
+    )
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026")
+    (incident,) = json.loads(result.stdout)["incidents"]
+    assert incident["earliest_warning"]["count"] == 1

@@ -213,6 +213,15 @@ class CallbacksSuppressed(Event):
     count: int
 
 
+class Repeats(Event):
+    """A line that says a warning came again without saying it: a paste's `NVRM: (repeats)`
+    after the NVRM line it repeats (`prefix` "NVRM", once), or a rate limit's
+    `warn_alloc: 3 callbacks suppressed` before the warning it let through (`prefix` None)."""
+
+    prefix: str | None
+    count: int
+
+
 class EarlyWarning(Event):
     """A line that often precedes an OOM kill: GPU driver allocation failures, Xids, ..."""
 

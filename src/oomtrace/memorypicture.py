@@ -5,6 +5,8 @@ Pure, from one episode (and the report before it of the same cgroup); explain.py
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from oomtrace.frozen import Frozen
 from oomtrace.model import Episode
 from oomtrace.units import clock, kib
@@ -45,7 +47,7 @@ def memory_picture(episode: Episode, previous: Episode | None = None) -> MemoryP
     page = episode.page_size_kb
     memcg = next((c for c in episode.memcg_usage if c.kind == "memory"), None)
     if not info and memcg is None:
-        return None
+        return _zones_alone(episode)
 
     def pages(*names: str) -> int | None:
         present = [info[n] for n in names if n in info]
@@ -132,6 +134,58 @@ def _memory_notes(
             f"no process's RSS: {where}, which RSS and nvidia-smi never show"
         )
     return tuple(notes)
+
+
+# A zone whose size the log does not give is drained at this little page cache.
+_DRAINED_ZONE_KB = 1024
+
+
+def _zones_alone(episode: Episode) -> MemoryPicture | None:
+    """Memory where the log holds zone lines but no Mem-Info (a write-up quoting one `Node 0
+    Normal free:...` line): what those zones say, and nothing of the machine's other zones."""
+    drained = [z for z in episode.zones if z.zone != "DMA" and _zone_drained(z.values_kb)]
+    if not drained:
+        return None
+    named = ", ".join(f"Node {z.node} {z.zone}" for z in drained)
+    files = "; ".join(
+        f"active_file {kib(z.values_kb['active_file'])}, inactive_file {kib(z.values_kb['inactive_file'])}"
+        for z in drained
+    )
+    one = len(drained) == 1
+    zones, which = ("zone", "one zone") if one else ("zones", "these zones")
+    note = (
+        f"the page cache was drained in {zones} {named} ({files}): nothing was left to reclaim "
+        f"there; the log holds no Mem-Info, so this is {which}, not the whole machine"
+    )
+    return MemoryPicture(
+        ram_kb=None,
+        free_kb=None,
+        min_watermark_kb=None,
+        anon_kb=None,
+        file_kb=None,
+        shmem_kb=None,
+        slab_kb=None,
+        pagetables_kb=None,
+        swap_total_kb=None,
+        swap_free_kb=None,
+        unaccounted_kb=None,
+        memcg_usage_kb=None,
+        memcg_limit_kb=None,
+        memcg_failcnt=None,
+        notes=(note,),
+    )
+
+
+def _zone_drained(values: Mapping[str, int]) -> bool:
+    """A zone's file pages under 1% of what it manages, or, where the line is cut before its
+    size, under _DRAINED_ZONE_KB. (A DMA zone holds a few MiB and no cache: never a finding.)"""
+    if "active_file" not in values or "inactive_file" not in values:
+        return False
+    file_kb = values["active_file"] + values["inactive_file"]
+    size = values.get("managed") or values.get("present")
+    if size:
+        return file_kb < size * 0.01
+    return file_kb < _DRAINED_ZONE_KB
 
 
 def _failcnt_words(failcnt: int, before: tuple[int, Episode] | None) -> str:

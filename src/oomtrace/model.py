@@ -202,6 +202,9 @@ class KernelWarning(Frozen):
     last: Moment
     count: int
     host: str | None
+    raw: tuple[str, ...] = ()
+    """Its first line and, when it came again, its last, as the log has them (a wrapped line
+    joined back holds its parts, `\n` between): what a report quotes."""
 
 
 class Incident(Frozen):

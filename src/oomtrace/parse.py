@@ -11,6 +11,7 @@ from typing import Any
 
 from oomtrace import events as ev
 from oomtrace.frozen import field_names, replace
+from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages import MAX_MESSAGE, MESSAGES, MessageKind, begins_known, tasks_line
 from oomtrace.records import Record
 
@@ -136,6 +137,8 @@ def parse_record(record: Record) -> ev.Event | None:
     text = record.message[:MAX_MESSAGE].strip()
     if not text:
         return None
+    if text[0] == "m" and text.startswith("message repeated "):
+        return _repeated(record, text)
     if len(text) > _MEMO_LONGEST:
         return _parsed(record, text)
     key = (text, record.ident, record.pid)
@@ -150,6 +153,20 @@ def parse_record(record: Record) -> ev.Event | None:
         _memo.clear()
     _memo[key] = None if event is None else (type(event), _values(event))
     return event
+
+
+# rsyslog's reduction of repeated lines: `message repeated 7 times: [ EDID block 0 is all zeroes]`.
+_REPEATED = lazy_compile(r"message repeated (?P<n>\d{1,9}) times: \[\s?(?P<message>.{1,4000}?)\s*\]$")
+
+
+def _repeated(record: Record, text: str) -> ev.Event | None:
+    """The message rsyslog held back, as a record that stands for all of them: the first was
+    logged before, so the N it counts are N more (Record.repeats N - 1 on this one)."""
+    match = _REPEATED.match(text)
+    if match is None or not match["message"].strip() or int(match["n"]) < 1:
+        return None
+    inner = replace(record, message=match["message"], repeats=record.repeats + int(match["n"]) - 1)
+    return parse_record(inner)
 
 
 def _values(event: ev.Event) -> tuple[Any, ...]:

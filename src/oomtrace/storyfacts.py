@@ -98,6 +98,16 @@ class StoryView(Frozen):
     unquoted: int = 0
     """Lines in that range the quote leaves out because nothing was read from them (registers,
     free-page lists); 0 where the quote was cut at its bound instead (a fact says so)."""
+    warning_quote: WarningQuote | None = None
+    """The first warning's own lines, quoted beside the episode's."""
+
+
+class WarningQuote(Frozen):
+    """The first warning's lines as the log has them, and where: "line 24", "lines 24–25",
+    "lines 24 and 90 (the first and the last of its 5)", with the file when not the kill's."""
+
+    lines: tuple[str, ...]
+    where: str
 
 
 def story_view(
@@ -128,10 +138,33 @@ def story_view(
         collateral=_collateral(story),
         holders=_holders(why),
         server_log=server_log,
-        raw_lines=episode.raw_lines,
+        raw_lines=physical_lines(episode.raw_lines),
         lines=episode.lines,
         unquoted=_unquoted(episode),
+        warning_quote=_warning_quote(story.earliest_warning, episode),
     )
+
+
+def physical_lines(raw: tuple[str, ...]) -> tuple[str, ...]:
+    """Lines as the log has them: a wrapped line parse.py joined back is its parts again."""
+    return tuple(part for line in raw for part in line.split("\n"))
+
+
+def _warning_quote(warning: KernelWarning | None, episode: Episode) -> WarningQuote | None:
+    if warning is None or not warning.raw:
+        return None
+    first = warning.first.line
+    numbers = list(range(first, first + warning.raw[0].count("\n") + 1))
+    if len(warning.raw) > 1:
+        last = warning.last.line
+        numbers += range(last, last + warning.raw[-1].count("\n") + 1)
+    if numbers == list(range(numbers[0], numbers[-1] + 1)):
+        where = f"line {numbers[0]}" if len(numbers) == 1 else f"lines {numbers[0]}\u2013{numbers[-1]}"
+    else:
+        where = f"lines {numbers[0]} and {numbers[-1]} (the first and the last of its {warning.count:,})"
+    if warning.first.source != episode.moment.source:
+        where += f" of {warning.first.source}"
+    return WarningQuote(physical_lines(warning.raw), where)
 
 
 def _samples_note(trace: Trace | None) -> str:
@@ -158,7 +191,7 @@ def _unquoted(episode: Episode) -> int:
     if len(episode.raw_lines) >= MAX_RAW_LINES:
         return 0
     first, last = episode.lines
-    return max(last - first + 1 - len(episode.raw_lines), 0)
+    return max(last - first + 1 - len(physical_lines(episode.raw_lines)), 0)
 
 
 def _what(episode: Episode, why: Explanation) -> str:

@@ -95,6 +95,9 @@ class ReportAssembler:
         if isinstance(event, ev.OomKillSummary) and draft is not None and _summary_after_kill(draft, event):
             draft.add(event, seq)
             return
+        if isinstance(event, ev.ZoneLine) and draft is not None and _zone_after_kill(draft, event):
+            draft.add(event, seq)
+            return
         if draft is not None and (draft.kill is not None or draft.source != event.record.source):
             draft = None
         if draft is not None:
@@ -230,6 +233,24 @@ def _header_quoted_after_kill(kill_draft: Draft, header_draft: Draft) -> bool:
         return False
     gap = seconds(kill_draft.last_stamp, header.record.stamp)
     return gap is not None and abs(gap) <= 1.0
+
+
+def _zone_after_kill(draft: Draft, zone: ev.ZoneLine) -> bool:
+    """Is this zone line quoted after a lone kill part of its report? A write-up may quote the
+    kill, its `oom-kill:` summary, then `Node 0 Normal free:29852kB ... active_file:32kB` (seed
+    002). It is when the kill line (and its summary quoted after it) is all the report holds, the
+    zone line is the next line, at the same second. A kill with a body of its own is complete:
+    body lines after it are the next report's, whose header was cut."""
+    kill = draft.kill
+    record = zone.record
+    if kill is None or draft.header is not None or draft.source != record.source:
+        return False
+    if record.line_no - draft.last_line != 1 or not draft.events or draft.events[0] is not kill:
+        return False
+    if not all(isinstance(e, (ev.Killed, ev.OomKillSummary, ev.ZoneLine)) for e in draft.events):
+        return False
+    gap = seconds(draft.last_stamp, record.stamp)
+    return gap is None or abs(gap) <= 1.0
 
 
 def _summary_after_kill(draft: Draft, summary: ev.OomKillSummary) -> bool:

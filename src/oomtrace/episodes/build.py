@@ -58,6 +58,7 @@ _FED_BEFORE = (
     ev.UserspaceKill,
     ev.UnitRecord,
     ev.CallbacksSuppressed,
+    ev.Repeats,
     ev.NoKillable,
     ev.OomPanic,
 )
@@ -161,6 +162,8 @@ class EpisodeBuilder:
             self._warning(
                 ev.EarlyWarning(event.record, "lost-messages", event.record.message.strip(), "ratelimit")
             )
+        elif isinstance(event, ev.Repeats):
+            self._runs.repeated(event, seq)
         elif isinstance(event, (ev.NoKillable, ev.OomPanic)):
             self._assembler.no_kill(event, seq)
         elif isinstance(event, (*STRONG, *BODY)):

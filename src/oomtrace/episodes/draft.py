@@ -54,7 +54,8 @@ class Draft:
     def add(self, event: ev.Event, seq: int) -> None:
         record = event.record
         self.last_stamp = record.stamp
-        self.last_line = record.line_no
+        # A line a terminal wrapped and parse.py joined back ends on the line of its last part.
+        self.last_line = record.line_no + record.raw.count("\n")
         if isinstance(event, ev.TaskRow):
             self.task_rows += 1
             self.kept_rows += 1

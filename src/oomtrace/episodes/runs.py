@@ -9,6 +9,7 @@ from datetime import datetime
 
 from oomtrace import events as ev
 from oomtrace.episodes.moments import moment_of, record_gap
+from oomtrace.frozen import replace
 from oomtrace.keep import FirstAndLast
 from oomtrace.model import KernelWarning, Moment
 from oomtrace.records import Record
@@ -49,6 +50,9 @@ class WarningRuns:
         """Recent warning lines by identity → how many times each source gave it."""
         self.read_twice = 0
         """Warning lines a second source gave again (a syslog beside kern.log, a .gz copy)."""
+        self._suppressed: tuple[str, int, int] | None = None
+        """A rate limit's `N callbacks suppressed` (source, line, N): repeats of the warning on
+        the next line, the one it let through."""
 
     @property
     def dropped(self) -> int:
@@ -58,9 +62,37 @@ class WarningRuns:
         """A kill on `host`: the same warning after it starts a new run."""
         self._last_kill[host] = seq
 
+    def repeated(self, event: ev.Repeats, seq: int) -> None:
+        """A line saying a warning came again: `count` more of the latest run whose text begins
+        with the prefix (a paste's `NVRM: (repeats)`), or of the warning on the next line (a
+        rate limit's `N callbacks suppressed`)."""
+        record = event.record
+        if event.prefix is None:
+            self._suppressed = (record.source, record.line_no, event.count)
+            return
+        runs = [
+            r
+            for r in self._open_runs.values()
+            if r.event.record.host == record.host
+            and r.event.text.startswith(event.prefix)
+            and r.last.source == record.source
+            and r.last_seq > self._last_kill.get(record.host, 0)
+        ]
+        if runs:
+            run = max(runs, key=lambda r: r.last_seq)
+            run.last = record
+            run.last_seq = seq
+            run.count += event.count
+
     def add(self, event: ev.EarlyWarning, seq: int, watch_record: bool) -> None:
         """A warning line; `watch_record` when it comes from a `watch --record` file."""
         record = event.record
+        if self._suppressed is not None:
+            source, line, count = self._suppressed
+            self._suppressed = None
+            if source == record.source and record.line_no == line + 1:
+                record = replace(record, repeats=record.repeats + count)
+                event = replace(event, record=record)
         key = (record.host, event.kind, event.key)
         if watch_record and self._read_before(record, key):
             return
@@ -130,6 +162,7 @@ class WarningRuns:
                 last=resolve(moment_of(r.last, r.last_seq)),
                 count=r.count,
                 host=r.event.record.host,
+                raw=(r.event.record.raw,) if r.last is r.event.record else (r.event.record.raw, r.last.raw),
             )
             for r in self._runs
         ]

@@ -138,11 +138,13 @@ class MarkdownFormat(Format):
 
     def why(self, analysis: Analysis, view: WhyView) -> None:
         head = f"**Verdict ({text(view.cause)}):** {text(view.verdict)}"
-        log = _server_log(view.server_log) if view.server_log else ""
-        before = head + "\n\n" + (log + "\n\n" if log else "")
         if view.stories:
+            # The server's log is told inside the story of the kill it explains, as on a terminal.
+            before = head + "\n\n"
             self._emit(before + document(view.stories, view.footer, view.every, reserved=len(before)))
             return
+        log = _server_log(view.server_log) if view.server_log else ""
+        before = head + "\n\n" + (log + "\n\n" if log else "")
         if view.involved is None:
             self._emit(before + _footer(view.footer))
             return
@@ -263,6 +265,8 @@ def _story(story: StoryView) -> str:
     parts += ["### Facts", "", _facts(facts), ""]
     if story.collateral is not None:
         parts += ["### Also killed in this incident", "", _grid(story.collateral), ""]
+    if story.server_log is not None:
+        parts += [_server_log(story.server_log), ""]
     if story.memory is not None:
         chart = [mermaid.pie(story.memory_chart), ""] if story.memory_chart else []
         parts += ["### Memory at the kill", "", *chart, _memory(story.memory, bool(chart)), ""]
@@ -287,11 +291,20 @@ def _memory(memory: MemoryView, charted: bool) -> str:
     figures = memory.beside_chart if charted else memory.figures
     rows = [[text(label), text(amount)] for label, amount in figures]
     notes = "\n".join(f"- {text(note)}" for note in memory.notes)
+    if not rows:
+        return notes
     return table(["memory", "at the kill"], rows, "lr") + ("\n\n" + notes if notes else "")
 
 
 def _raw_lines(story: StoryView, budget: int) -> str:
     lines = list(story.raw_lines)
+    quote = story.warning_quote
+    warning = ""
+    if quote is not None:
+        # A driver developer asks for the warning's own line: it goes first, as in the log.
+        where = text(quote.where)
+        warning = f"The first warning, {where}:\n\n{code_block(list(quote.lines))}\n\nThis episode:\n\n"
+        budget -= len(warning)
     kept: list[str] = []
     used = 0
     for line in lines:
@@ -308,14 +321,20 @@ def _raw_lines(story: StoryView, budget: int) -> str:
             f"\n\n_{cut} of {len(lines)} lines were cut to stay under GitHub's {GITHUB_LIMIT:,}-character "
             f"comment limit; the log has them all at lines {first}\u2013{last}._"
         )
-    summary = f"Kernel log lines {first}\u2013{last} of this episode ({len(lines)} lines)"
+    span = f"lines {first}\u2013{last} of this episode"
+    head = f"Kernel log {span}"
+    if quote is not None:
+        head = f"Kernel log {text(quote.where)} (its first warning) and {span}"
+    summary = f"{head} ({len(lines)} lines)"
     if story.unquoted:
         summary = (
-            f"Kernel log lines {first}\u2013{last} of this episode: the {len(lines)} it was read from; "
+            f"{head}: the {len(lines)} it was read from; "
             f"the other {story.unquoted} (registers, free-page lists, hugepage counts, other "
             "messages between) are in the log"
         )
     return (
-        "\n".join(["<details>", f"<summary>{summary}</summary>", "", code_block(kept), "", "</details>"])
+        "\n".join(
+            ["<details>", f"<summary>{summary}</summary>", "", warning + code_block(kept), "", "</details>"]
+        )
         + note
     )

@@ -45,40 +45,32 @@ class TextFormat(Format):
         columns = list(view.columns)
         names = [name for name, _ in columns]
         rows = [[row.cells[name] for name in names] for row in view.rows]
-        # Numbers and times are never cut: they keep their width; names are cut short, the trigger goes
-        # when the row cannot hold it, and a terminal too narrow for any table gets one line a kill.
+        # Nothing a reader scans for is cut: numbers, times and the victim's name keep their width
+        # (a comm is 15 characters, a unit or a cgroup more). Where the row is too wide, the gaps
+        # narrow, then the trigger goes (`why` names it), then each kill takes a few lines.
         # Cells, not characters: a name in CJK takes two columns a character.
         widths = [max([len(name), *(cell_len(inert(r[i])) for r in rows)]) for i, name in enumerate(names)]
-        # A column takes its width, its right padding and the rule between columns.
-        fixed = sum(w + 2 for name, w in zip(names, widths, strict=True) if name not in _NAME_COLUMNS)
         hosted = names.index("host") if "host" in names else None
-        host_w = min(widths[hosted], 12) + 2 if hosted is not None else 0
-        room = self.console.width - fixed - host_w - 2
-        # The victim's name is what a reader scans for: it keeps its width (a comm is at most 15
-        # characters) before the trigger gets any; the trigger takes what is left, or goes.
-        wanted = min(widths[names.index("victim")], _VICTIM_W)
-        trigger_w = min(widths[-1], 16, room - wanted)
-        victim_w = room - trigger_w
-        if trigger_w < _MIN_NAME or hosted is not None:
-            columns, rows, names = columns[:-1], [r[:-1] for r in rows], names[:-1]
-            victim_w = self.console.width - fixed - host_w - 2
-        if victim_w < _MIN_NAME:
+        if hosted is not None:
+            # The host is cut (`why` and JSON keep it whole), and the trigger gives way to it.
+            widths[hosted] = min(widths[hosted], _HOST_W)
+            columns, rows, names, widths = columns[:-1], [r[:-1] for r in rows], names[:-1], widths[:-1]
+        layout = _list_layout(names, widths, self.console.width)
+        if layout is None:
             self._list_lines(analysis, view, rows, names)
             return
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
+        shown, gap = layout
+        columns, rows, names = columns[:shown], [r[:shown] for r in rows], names[:shown]
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, gap, 0, 0))
         for (name, justify), width in zip(columns, widths, strict=False):
-            if name in _NAME_COLUMNS:
-                limit = {"victim": victim_w, "trigger": trigger_w, "host": host_w - 2}[name]
-                # A name is cut with "…", never folded over two lines: JSON and `why` keep it whole.
-                table.add_column(
-                    name,
-                    justify=justify,  # type: ignore[arg-type]
-                    overflow="ellipsis",
-                    no_wrap=True,
-                    width=min(width, limit),
-                )
-            else:
-                table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]
+            # A cut host ends in "…"; no name is folded over two lines.
+            table.add_column(
+                name,
+                justify=justify,  # type: ignore[arg-type]
+                overflow="ellipsis",
+                no_wrap=True,
+                width=width,
+            )
         victim_at = names.index("victim")
         for cells, row in zip(rows, view.rows, strict=True):
             styled = [_t(cell) for cell in cells]
@@ -206,7 +198,8 @@ class TextFormat(Format):
         pictured = stacked_bar(chart, self.console.width - 3) if chart else []
         rows = [[Text(" "), line] for line in pictured]
         figures = memory.beside_chart if chart else memory.figures
-        rows += [[Text(" "), _t(" · ".join(f"{label} {amount}" for label, amount in figures))]]
+        if figures:
+            rows += [[Text(" "), _t(" · ".join(f"{label} {amount}" for label, amount in figures))]]
         rows += [[Text(" •"), _t(note)] for note in memory.notes]
         self._print(rows, _MEMORY, "Memory at the kill")
 
@@ -474,9 +467,19 @@ def _grid() -> Table:
     return grid
 
 
-# Columns of names, which may wrap; every other column holds a number or a time.
-_NAME_COLUMNS = ("victim", "trigger", "host")
-# The narrowest a name column may be before the layout gives it up.
-_MIN_NAME = 6
-# A victim column this wide shows every comm whole (the kernel keeps 15 characters).
-_VICTIM_W = 15
+# The widest a host column is: a host is cut, never a victim.
+_HOST_W = 12
+
+
+def _list_layout(names: list[str], widths: list[int], width: int) -> tuple[int, int] | None:
+    """The columns the list's table keeps (the first so many) and the padding after each, for
+    the widest table that fits `width` whole; None where none does (a kill a few lines)."""
+    counts = [len(names)]
+    if names[-1] == "trigger":
+        counts.append(len(names) - 1)
+    for shown in counts:
+        for gap in (1, 0):
+            # Each column but the last is followed by its padding and the rule's one space.
+            if sum(widths[:shown]) + (gap + 1) * (shown - 1) <= width:
+                return shown, gap
+    return None

@@ -53,6 +53,7 @@ def _lost(record: Record, text: str) -> ev.Event | None:
     if not match:
         return None
     if match["fn"] is not None:
+        # Another function's rate limit is a count of its warning's repeats (REPEATS).
         return _suppressed(record, text[match.start() :]) if "oom" in match["fn"] else None
     what = "journald" if match["n"] is not None else "printk"
     return ev.EarlyWarning(record, "lost-messages", text[match.start() :], what)
@@ -67,4 +68,28 @@ LOST_MESSAGES = MessageKind(
     origin="any",
     begins=("Missed ",),
     warning=True,
+)
+
+
+# A paste's `NVRM: (repeats)`: the writer's word for the same line again (seed 000).
+_PASTED_REPEAT = lazy_compile(r"(?P<prefix>[A-Za-z][\w-]{0,30}):\s.{0,200}?\(repeats\)\s*$")
+
+
+def _repeats(record: Record, text: str) -> ev.Event | None:
+    suppressed = _SUPPRESSED.search(text)
+    if suppressed is not None:
+        if "oom" in suppressed["fn"] or "out_of_memory" in suppressed["fn"]:
+            return None  # a report's rate limit: LOST_MESSAGES
+        return ev.Repeats(record, None, int(suppressed["count"]))
+    pasted = _PASTED_REPEAT.search(text)
+    return ev.Repeats(record, pasted["prefix"], 1) if pasted else None
+
+
+REPEATS = MessageKind(
+    "repeats",
+    ("(repeats)", "callbacks suppressed"),
+    _repeats,
+    "the warning before (a paste's `(repeats)`) or after (a rate limit's count) came again",
+    # The rate limit of warn_alloc (mm/page_alloc.c) before the allocation failure it lets through.
+    "warn_alloc: 3 callbacks suppressed",
 )

@@ -25,6 +25,7 @@ MESSAGES: tuple[MessageKind, ...] = (
     kills.NO_KILLABLE,
     kills.OOM_PANIC,
     boot.LOST_MESSAGES,
+    boot.REPEATS,
     early.NVRM_XID,
     early.NVRM_NO_MEMORY,
     early.PAGE_ALLOCATION_FAILURE,

@@ -165,6 +165,9 @@ def known(state: ReadState, line: str) -> Split | None:
     return Split(state._stamp(wall, raw), ident, host, pid, rest, True)
 
 
+REPEATED = "message repeated "
+
+
 def split_prefixes(state: ReadState, line: str) -> Split:
     """The prefix grammars first; then a stamp or a known message further in the line, the
     text before it being a prefix of its own; else no prefix (a continuation)."""
@@ -194,7 +197,8 @@ def split_prefixes(state: ReadState, line: str) -> Split:
         return Split(state._previous, None, None, None, text, False)
     if split.ident in ("kernel", None) and split.message:
         start = message_start(split.message)
-        if start:
+        # rsyslog's `message repeated 3 times: [ NVRM: ...]` is not a prefix: parse.py reads the count.
+        if start and not split.message.startswith(REPEATED):
             head = split.message[:start]
             stamp = split.stamp
             if stamp.uptime is None and (inner := UPTIME.search(head)):
