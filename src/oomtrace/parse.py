@@ -197,8 +197,9 @@ def parse_records(records: Iterable[Record]) -> Iterator[tuple[Record, ev.Event 
     for record in records:
         event = parse_record(record)
         if held is not None and event is None and _continues(held[0], record):
-            # A terminal cuts inside a word; a mail client wraps at a space and drops it.
-            for glue in ("", " "):
+            # A terminal cuts inside a word; a mail client wraps at a space and drops it, or
+            # indents the rest (never a terminal: its indent is no part of the word cut).
+            for glue in (" ",) if record.message[:1].isspace() else ("", " "):
                 joined = _joined(held[0], record, glue)
                 joined_event = parse_record(joined)
                 if joined_event is not None and _more(joined_event, held[1]):
@@ -252,15 +253,24 @@ def _more(event: ev.Event, before: ev.Event | None) -> bool:
     then = sum(getattr(before, f) is not None for f in fields)
     if now != then:
         return now > then
-    if not isinstance(event, _PATHS):
-        return False
-    # A cgroup path the part cut, completed by the rest (free text such as a hardware name
-    # would "grow" by any line).
     pairs = [(getattr(event, f), getattr(before, f)) for f in fields]
     changed = [(a, b) for a, b in pairs if a != b]
-    return bool(changed) and all(
-        isinstance(a, str) and isinstance(b, str) and a.startswith(b) for a, b in changed
-    )
+    grown = [isinstance(a, str) and isinstance(b, str) and a.startswith(b) for a, b in changed]
+    # A number a terminal cut at the line's end (`adj 10` then `00,`), completed by the rest;
+    # the text the event keeps grows with it.
+    completed = [_digits_completed(a, b) for a, b in changed]
+    if changed and any(completed) and all(c or g for c, g in zip(completed, grown, strict=True)):
+        return True
+    # A cgroup path the part cut, completed by the rest (free text such as a hardware name
+    # would "grow" by any line).
+    return bool(changed) and isinstance(event, _PATHS) and all(grown)
+
+
+def _digits_completed(longer: object, part: object) -> bool:
+    """Is `longer` the number `part` with more digits after them?"""
+    if type(longer) is not int or type(part) is not int:
+        return False
+    return len(str(longer)) > len(str(part)) and str(longer).startswith(str(part))
 
 
 # The tasks tables' columns, as the kernel's header names them, for a count of numbers after

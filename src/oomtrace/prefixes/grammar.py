@@ -167,7 +167,9 @@ def known(state: ReadState, line: str) -> Split | None:
 def split_prefixes(state: ReadState, line: str) -> Split:
     """The prefix grammars first; then a stamp or a known message further in the line, the
     text before it being a prefix of its own; else no prefix (a continuation)."""
-    text = undecorate(line, state._decoration)
+    if "=3D" in line:
+        state._quoted_printable = True
+    text = undecorate(line, state._decoration, quoted_printable=state._quoted_printable)
     split = known(state, text)
     if split is None:
         for found in _STAMP_START.finditer(text, 1, 200):

@@ -1,7 +1,8 @@
 """What a copy adds around a log line, taken off before any family reads it.
 
-E-mail quoting, quoted-printable, Markdown emphasis and escapes, list bullets, terminal colours
-and invisible characters, and the decoration a source's lines share (a console's name). From
+E-mail quoting, quoted-printable (its soft line breaks too), Markdown emphasis and escapes, list
+bullets and numbers, HTML tags around a line, terminal colours and invisible characters, and the
+decoration a source's lines share (a console's name). From
 tests/realworld/cases/old-linuxmm-qp-nested-msgctl11 and dev-smartdns-logread-bold:
 
     >> > > > msgctl11 invoked oom-killer: gfp_mask=3D0x200da, order=3D0, oom_ad=
@@ -37,13 +38,24 @@ _ANSI_LEAD = lazy_compile(r"(?:\x1b\[[0-9;?]*[ -/]*[@-~])+")
 _ANSI_COLOUR = lazy_compile(r"\x1b\[[0-9;]*m")
 # A list bullet before each line of a paste (`* [ 123.4] Out of memory: ...`, `• ...`).
 _BULLET = lazy_compile(r"\s{0,3}[*•·]\s?(?=\S)(?!\*)")
+# An ordered list's number, as a web page's `<ol>` copies to text (`3. 10-24 14:24:26.342 ...`):
+# a dot and a space, which no log line's own prefix begins with (`1.5` has no space; `cat -n`'s
+# bare numbers are not taken: a wrapped kill line's rest begins with its pid).
+_NUMBERED = lazy_compile(r"\s{0,3}\d{1,5}\.\s(?=\S)")
+# HTML tags around a line copied from a page's source (`<p><i>[18328.475820] Out of memory: ...`,
+# `<li>...</li>`): the tags of text and lists only; the kernel's own `<TASK>` is upper-case, and a
+# priority `<4>` is a number.
+_HTML_LEAD = lazy_compile(r"\s*(?:<(?:li|p|i|b|em|strong|code|pre|tt|span|div|br|ol|ul)(?:\s[^<>]*)?/?>)+")
+_HTML_TAIL = lazy_compile(r"(?:</(?:li|p|i|b|em|strong|code|pre|tt|span|div|ol|ul)>|<br\s*/?>)+\s*$")
 # Largest prefix kept as a decoration to cut off the lines that follow.
 MAX_DECORATION = 80
 
 
-def undecorate(line: str, decoration: str) -> str:
+def undecorate(line: str, decoration: str, *, quoted_printable: bool = False) -> str:
     """The line without what a copy added, and without `decoration` (a prefix the lines before
-    it had, see state.ReadState._learn) where it begins with it."""
+    it had, see state.ReadState._learn) where it begins with it. In a source known to be
+    quoted-printable (`quoted_printable`: a `=3D` was seen), a bare `=` ending a line is a soft
+    line break."""
     if not line.isascii():
         line = line.translate(_INVISIBLE)
     if line[:1] == "\x1b" and (lead := _ANSI_LEAD.match(line)):
@@ -57,9 +69,19 @@ def undecorate(line: str, decoration: str) -> str:
     if "=3D" in line:
         # A mail quoted-printable in transit: `gfp_mask=3D0x200da` (every `=` is `=3D` then).
         line = quopri.decodestring(line.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+    elif quoted_printable and line[-1:] == "=":
+        # Its soft line break, a line over 76 characters broken at a bare `=` (`(lla=` then
+        # `ma-server)`; a literal `=` would be `=3D`): the `=` goes, and parse.py joins the rest.
+        line = line[:-1]
     if line.lstrip()[:1] in MARKS or line[-1:] in MARKS:
         # `**[ 123.4] Out of memory: ...**`, a code span, a fence: Markdown, never log text.
         line = _MARKDOWN_EDGE.sub("", line)
     if line.lstrip()[:1] in "*•·":
         line = _BULLET.sub("", line, count=1) if _BULLET.match(line) else line
+    if "<" in line[:5] and (lead := _HTML_LEAD.match(line)):
+        line = _HTML_TAIL.sub("", line[lead.end() :])
+    elif line[-1:] == ">" and "</" in line:
+        line = _HTML_TAIL.sub("", line)
+    if line.lstrip()[:1].isdigit() and (number := _NUMBERED.match(line)):
+        line = line[number.end() :]
     return line
