@@ -177,7 +177,7 @@ def _elided(text: str, mark: str) -> str:
     end = start
     while end < hi and not _FACT_LINE.search(lines[end]):
         end += 1
-    return _join(lines[:start] + [mark] + lines[end:])
+    return _join([*lines[:start], mark, *lines[end:]])
 
 
 def elide_dots(text: str) -> str:
@@ -196,19 +196,32 @@ def cut_first_line(text: str) -> str:
     """The paste starts mid-line: the first line's first half is gone (a selection begun late):
     kern-arm64-netcup-p2pd-header-cut. Kills may be lost; none may be invented."""
     lines = _lines(text)
-    return _join([lines[0][len(lines[0]) // 2 :]] + lines[1:]) if lines else text
+    return _join([lines[0][len(lines[0]) // 2 :], *lines[1:]]) if lines else text
 
 
 def cut_last_line(text: str) -> str:
     """The paste ends mid-line: the last line's second half is gone (an excerpt cut, a pager):
     gpu-nvrm-no-memory-fedora-cut. Kills may be lost; none may be invented."""
     lines = _lines(text)
-    return "\n".join(lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]) if lines else text
+    return "\n".join([*lines[:-1], lines[-1][: len(lines[-1]) // 2]]) if lines else text
 
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 LOCALES = {
-    "fr": ("janv.", "févr.", "mars", "avril", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc."),
+    "fr": (
+        "janv.",
+        "févr.",
+        "mars",
+        "avril",
+        "mai",
+        "juin",
+        "juil.",
+        "août",
+        "sept.",
+        "oct.",
+        "nov.",
+        "déc.",
+    ),
     "ru": ("янв", "фев", "мар", "апр", "мая", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"),
     "de": ("Jan", "Feb", "Mär", "Apr", "Mai", "Jun", "Jul", "Aug", "Sep", "Okt", "Nov", "Dez"),
 }

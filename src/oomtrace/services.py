@@ -119,7 +119,7 @@ def userspace_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
     # lost (a paste's indent or list marks kept it from joining), who that was is not known.
     daemon = kill.trigger or (record.ident if record.ident not in (None, "kernel") else None) or kill.killer
     daemon_pid = kill.trigger_pid if kill.trigger is not None else record.pid
-    trigger = Trigger(daemon, daemon_pid, None, None, None, None, None, None, None)
+    trigger: Trigger | None = Trigger(daemon, daemon_pid, None, None, None, None, None, None, None)
     if kill.killer == "lowmemorykiller" and kill.trigger is None:
         trigger = None
     return bare_episode(
