@@ -121,13 +121,34 @@ def _read(log: Path, boot: datetime | None) -> list[tuple[int, datetime | None, 
     """(line number, time, message) of every line, as its prefix dates it: the log, not the story."""
     splitter = LineSplitter(str(log), zone=timezone.utc, year=2026)
     lines = []
-    for number, line in enumerate(log.read_text().splitlines(), start=1):
+    for number, line in _mail_lines(log.read_text()):
         for record in splitter.split(line, number):
             stamp = record.stamp
             when = stamp.wall
             if when is None and stamp.uptime is not None and boot is not None:
                 when = boot + timedelta(seconds=stamp.uptime)
             lines.append((number, when, record.message))
+    return lines
+
+
+def _mail_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of a log; in a mail read raw in quoted-printable, a line broken with a
+    soft `=` at its end is one line with the next (`failcnt 52=` / `843037`), numbered as its first."""
+    physical = list(enumerate(text.splitlines(), start=1))
+    if "=3D" not in text:
+        return physical
+    lines: list[tuple[int, str]] = []
+    held: tuple[int, str] | None = None
+    for number, line in physical:
+        if held is not None:
+            number, line = held[0], held[1] + line
+            held = None
+        if line.rstrip(" \t").endswith("="):
+            held = (number, line.rstrip(" \t")[:-1])
+        else:
+            lines.append((number, line))
+    if held is not None:
+        lines.append(held)
     return lines
 
 

@@ -24,6 +24,7 @@ _COUNTER = re.compile(r"([\w()]+):(-?\d{1,20})")
 _MEMCG_STAT = re.compile(r"(?P<name>[a-z_]+) (?P<value>\d{1,20})")
 # Tasks tables print a process name last; the columns before it are numbers.
 _INT = re.compile(r"-?\d{1,20}")
+_HEX = re.compile(r"0x[0-9a-f]{1,16}")
 
 # Report lines that stand alone although no event is made of them: never the rest of a line.
 _STANDALONE = (
@@ -213,9 +214,10 @@ def parse_records(records: Iterable[Record]) -> Iterator[tuple[Record, ev.Event 
     held: tuple[Record, ev.Event | None] | None = None
     for record in records:
         event = parse_record(record)
-        if held is not None and event is None and _continues(held[0], record):
-            # A terminal cuts inside a word; a mail client wraps at a space and drops it.
-            for glue in ("", " "):
+        if held is not None and (
+            (event is None and _continues(held[0], record)) or _rest_of_header(held[0], record, event)
+        ):
+            for glue in _glues(held[0], record):
                 joined = _joined(held[0], record, glue)
                 joined_event = parse_record(joined)
                 if joined_event is not None and _more(joined_event, held[1]):
@@ -244,15 +246,45 @@ def _continues(previous: Record, record: Record) -> bool:
         return False
     if text.startswith(_STANDALONE) or begins_known(text):
         return False
-    if previous.is_kernel != record.is_kernel:
+    if previous.is_kernel != record.is_kernel and record.prefixed:
         return False
     head = previous.message.rstrip()
     return len(previous.raw.rstrip()) >= _WRAP_WIDTH or head.endswith((",", "because")) or indented
 
 
+def _rest_of_header(previous: Record, record: Record, event: ev.Event | None) -> bool:
+    """`tf-engine invoked` then ` oom-killer: gfp_mask=...`: a header wrapped right after its
+    `invoked`, whose rest alone reads as 2.6.0's header (which prints no name, `?`)."""
+    return (
+        isinstance(event, ev.OomInvoked)
+        and event.comm == "?"
+        and not record.prefixed
+        and record.source == previous.source
+        and previous.message.rstrip().endswith(" invoked")
+    )
+
+
+def _glues(previous: Record, record: Record) -> tuple[str, ...]:
+    """What stood where a line was cut: nothing (a terminal cuts inside a word) or a space (a
+    mail client wraps at one and drops it). A rest indented alone was wrapped at a space (a
+    terminal adds no indent); an indent every line has is the paste's (`_rest`)."""
+    indent = _indent(record.message)
+    return (" ",) if indent and not previous.raw.startswith(indent) else ("", " ")
+
+
+def _indent(message: str) -> str:
+    return message[: len(message) - len(message.lstrip())]
+
+
 def _joined(previous: Record, record: Record, glue: str) -> Record:
-    message = previous.message + glue + record.message.lstrip() if glue else previous.message + record.message
-    return replace(previous, raw=f"{previous.raw}\n{record.raw}", message=message)
+    rest = record.message
+    if glue:
+        rest = rest.lstrip()
+    elif (indent := _indent(rest)) and previous.raw.startswith(indent):
+        rest = rest[len(indent) :]  # every line's indent, not the log's
+    # Spaces after the cut are the paste's (a web page pads its lines), not the log's.
+    head = previous.message.rstrip(" \t")
+    return replace(previous, raw=f"{previous.raw}\n{record.raw}", message=head + glue + rest)
 
 
 def _more(event: ev.Event, before: ev.Event | None) -> bool:
@@ -269,15 +301,28 @@ def _more(event: ev.Event, before: ev.Event | None) -> bool:
     then = sum(getattr(before, f) is not None for f in fields)
     if now != then:
         return now > then
-    if not isinstance(event, _PATHS):
-        return False
-    # A cgroup path the part cut, completed by the rest (free text such as a hardware name
-    # would "grow" by any line).
     pairs = [(getattr(event, f), getattr(before, f)) for f in fields]
     changed = [(a, b) for a, b in pairs if a != b]
-    return bool(changed) and all(
-        isinstance(a, str) and isinstance(b, str) and a.startswith(b) for a, b in changed
-    )
+    grown = [isinstance(a, str) and isinstance(b, str) and a.startswith(b) for a, b in changed]
+    # A number a terminal cut at the line's end (`adj 10` then `00,`), completed by the rest;
+    # the text the event keeps grows with it.
+    completed = [_digits_completed(a, b) for a, b in changed]
+    if changed and any(completed) and all(c or g for c, g in zip(completed, grown, strict=True)):
+        return True
+    # A cgroup path the part cut, completed by the rest (free text such as a hardware name
+    # would "grow" by any line).
+    return bool(changed) and isinstance(event, _PATHS) and all(grown)
+
+
+def _digits_completed(longer: object, part: object) -> bool:
+    """Is `longer` the number `part` (an int, or a hex mask `0x2`) with more digits after them?"""
+    if type(longer) is int and type(part) is int:
+        longer, part = str(longer), str(part)
+    elif not (
+        isinstance(longer, str) and isinstance(part, str) and _HEX.fullmatch(longer) and _HEX.fullmatch(part)
+    ):
+        return False
+    return len(longer) > len(part) and longer.startswith(part)
 
 
 # The tasks tables' columns, as the kernel's header names them, for a count of numbers after

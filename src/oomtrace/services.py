@@ -129,10 +129,14 @@ def userspace_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
         )
     record = kill.record
     # The trigger of a userspace kill is the daemon that decided (lowmemorykiller names the task
-    # it killed for); its pid comes from the `name[pid]:` prefix where one was printed.
+    # it killed for); its pid comes from the `name[pid]:` prefix where one was printed. The
+    # kernel's lowmemorykiller runs in the task it kills for: where its `on behalf of` line is
+    # lost (a paste's indent or list marks kept it from joining), who that was is not known.
     daemon = kill.trigger or (record.ident if record.ident not in (None, "kernel") else None) or kill.killer
     daemon_pid = kill.trigger_pid if kill.trigger is not None else record.pid
-    trigger = Trigger(daemon, daemon_pid, None, None, None, None, None, None, None)
+    trigger: Trigger | None = Trigger(daemon, daemon_pid, None, None, None, None, None, None, None)
+    if kill.killer == "lowmemorykiller" and kill.trigger is None:
+        trigger = None
     return bare_episode(
         kill.killer,
         moment,

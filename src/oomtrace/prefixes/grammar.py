@@ -35,7 +35,7 @@ from oomtrace.prefixes.logcat import LOGCAT, LOGCAT_BRIEF, after_date, logcat_wa
 from oomtrace.prefixes.stamps import CLOCK, fuzzy_time, in_zone, month_number, named_zone, stamp_words
 from oomtrace.prefixes.state import ReadState
 from oomtrace.prefixes.syslog import KERNEL_ONLY, SYSLOG, syslog_rest, syslog_wall
-from oomtrace.prefixes.undecorate import undecorate
+from oomtrace.prefixes.undecorate import quoted_printable_in, undecorate
 from oomtrace.prefixes.weekday import DMESG_T, WEEKDAY_FIRST, weekday_first
 from oomtrace.prefixes.years import year_for
 from oomtrace.records import NO_STAMP, Stamp
@@ -171,7 +171,13 @@ REPEATED = "message repeated "
 def split_prefixes(state: ReadState, line: str) -> Split:
     """The prefix grammars first; then a stamp or a known message further in the line, the
     text before it being a prefix of its own; else no prefix (a continuation)."""
-    text = undecorate(line, state._decoration)
+    if not state._quoted_printable and quoted_printable_in(line):
+        state._quoted_printable = True
+    text = undecorate(line, state._decoration, quoted_printable=state._quoted_printable)
+    if not state._quoted_printable and quoted_printable_in(text):
+        # A soft line break inside the paste's own marks (a Markdown code span of a raw mail).
+        state._quoted_printable = True
+        text = undecorate(line, state._decoration, quoted_printable=True)
     split = known(state, text)
     if split is None and (junk := syslog_after_junk(text)) is not None:
         # Bytes glued before a syslog line (a NUL run): not a prefix the next lines share.

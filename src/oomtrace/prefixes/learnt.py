@@ -88,7 +88,7 @@ _PLAIN_LONGEST = 512
 def _plain(message: str) -> bool:
     if not message or not message.isascii():
         return False
-    if "\\" in message or "=3D" in message or message[-1] in MARKS:
+    if "\\" in message or "=3D" in message or message[-1] in MARKS or message[-1] in "=> \t":
         return False  # undecorate would change it
     if tagged_after_uptime(message):
         return False  # after_uptime would read a tag

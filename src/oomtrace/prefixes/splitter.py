@@ -45,8 +45,9 @@ class LineSplitter(ReadState):
         # first Xid line of each stretch a big file's scan counts, after its anchor line was
         # read ahead: 2 % of `list` on a crash loop).
         *read, same = state
-        self._previous, self._boot, self._last_uptime, boot_ids, self._decoration, verbose, clock = read  # type: ignore[assignment]
+        self._previous, self._boot, self._last_uptime, boot_ids, self._decoration, verbose, clock, qp = read  # type: ignore[assignment]
         self._last_clock = clock  # type: ignore[assignment]
+        self._quoted_printable = qp  # type: ignore[assignment]
         self._same = same  # type: ignore[assignment]
         self._boot_ids = dict(boot_ids)  # type: ignore[call-overload]
         self._verbose = dict(verbose) if verbose is not None else None  # type: ignore[call-overload]

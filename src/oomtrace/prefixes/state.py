@@ -44,6 +44,9 @@ class ReadState:
     _decoration: str = ""
     """A prefix seen before a known stamp or message (a console's name, `svc_1  | `): cut off
     the lines that follow too, so the report lines behind it are read."""
+    _quoted_printable: bool = False
+    """The source is a mail read raw in quoted-printable (a `=3D` was seen): each line's `=XX`
+    is decoded, and a soft line break's `=` at a line's end taken off (undecorate.py)."""
     _verbose: dict[str, str] | None = None
     """The fields of the journalctl -o verbose entry being read."""
     json_shape: jsonshapes.Shape | None = None
@@ -62,6 +65,7 @@ class ReadState:
             self._decoration,
             verbose,
             self._last_clock,
+            self._quoted_printable,
         )
 
     def _stamp(self, wall: datetime | None, raw: str, uptime: re.Match[str] | None = None) -> Stamp:
