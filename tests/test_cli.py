@@ -466,10 +466,14 @@ def test_an_empty_pipe_is_said_and_exits_3_not_taken_for_no_kills(command: tuple
     assert done.returncode == 3, done.stderr
     assert done.stdout == b""
     assert done.stderr.decode().startswith(
-        "oomtrace: error: standard input was empty: no kernel log was read"
+        "oomtrace: error: standard input was empty (or blank lines only): no kernel log was read"
     )
     assert b"< /dev/null" in done.stderr and done.stderr.count(b"\n") == 1
     assert b"0 OOM episode" not in done.stdout + done.stderr and b"No OOM kills" not in done.stdout
+    # Issue 39: one blank line (`echo | oomtrace list`) is no log either, said the same way, not
+    # "does not look like a kernel log".
+    blank = subprocess.run([_entry_point(), *command], input=b"\n", capture_output=True, check=False)
+    assert blank.returncode == 3 and blank.stderr == done.stderr
 
 
 def test_an_empty_k_dash_is_said_too() -> None:

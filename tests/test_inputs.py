@@ -476,4 +476,4 @@ def test_an_empty_standard_input_is_said_by_what_it_is(
         timeout=60,
     )
     assert done.returncode == 3
-    assert (said or "the command before the pipe wrote nothing: did it fail?") in done.stderr
+    assert (said or "the command before the pipe wrote no log: did it fail?") in done.stderr

@@ -33,12 +33,18 @@ def analyze(
             task = progress.add_task(f"reading {source.name}", total=source.size(), unit=unit)
             source.progress = lambda done, task=task: progress.update(task, completed=done)
         builder.begin_source(source.name, source.kind, source.boot_time())
+        blank = True  # only blank lines so far (`echo | oomtrace list`: no log was given)
         for record, event in parse_records(source.records()):
             builder.feed(record, event)
+            if blank and (event is not None or record.message.strip()):
+                blank = False
         lines = getattr(source, "lines_read", None)
         if lines is not None:
             # A prefiltered source read only some lines; the summary states them all.
             builder.set_record_count(source.name, lines)
+        if blank and source.name == "<stdin>":
+            # Blank lines are no log: said as an empty standard input is, not as "not a kernel log".
+            builder.set_record_count(source.name, 0)
         if source.host_spans:
             builder.set_host_spans(source.host_spans)
         if source.problem is not None:

@@ -58,18 +58,19 @@ def _refuse_empty_stdin(settings: Settings, analysis: Analysis) -> None:
     if any(source.name == "<stdin>" and not source.records for source in analysis.sources):
         if settings.stdin_implied:
             raise EmptyInputError(
-                "standard input was empty: no kernel log was read",
+                "standard input was empty (or blank lines only): no kernel log was read",
                 hint="it was piped in, so it was read instead of the journal; to read this "
                 "machine's journal, run without the pipe or with < /dev/null",
             )
         raise EmptyInputError(
-            "standard input (-k -) was empty: no kernel log was read", hint=_empty_stdin_hint()
+            "standard input (-k -) was empty (or blank lines only): no kernel log was read",
+            hint=_empty_stdin_hint(),
         )
 
 
 def _empty_stdin_hint() -> str:
     """Why standard input held nothing, by what it is: a pipe's writer, a file, /dev/null."""
-    pipe = "the command before the pipe wrote nothing: did it fail?"
+    pipe = "the command before the pipe wrote no log: did it fail?"
     if sys.stdin is not sys.__stdin__:
         return pipe  # a stream put in its place (a test's): what a pipe gives
     try:
