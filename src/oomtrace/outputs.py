@@ -74,7 +74,7 @@ def write_bytes(path: str, data: bytes, option: str, *, wait_for_reader: bool = 
     """UTF-8 `data` (the Prometheus textfile) at `path` by the rules above. wait_for_reader=False:
     a FIFO is written only if a reader has it open and its pipe has room now (the watcher's
     metrics must never hold up a story); otherwise an OSError, which the caller retries."""
-    if not wait_for_reader and _is_fifo(path):
+    if not wait_for_reader and is_fifo(path):
         try:
             _write_fifo_now(path, data)
         except OSError as error:
@@ -83,11 +83,9 @@ def write_bytes(path: str, data: bytes, option: str, *, wait_for_reader: bool = 
     write_text(path, lambda stream: stream.write(data.decode("utf-8")), option)
 
 
-def _is_fifo(path: str) -> bool:
-    try:
-        return stat.S_ISFIFO(os.stat(path).st_mode)
-    except OSError:
-        return False
+def is_fifo(path: str) -> bool:
+    """Is `path` (a symlink followed) a named pipe?"""
+    return _kind(path) == "FIFO"
 
 
 def _write_fifo_now(path: str, data: bytes) -> None:

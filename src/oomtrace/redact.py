@@ -160,13 +160,12 @@ class Redactor:
         userinfo, name = match.group(1), match.group(2)
         if _NOT_A_HOST.fullmatch(name):
             return match.group(0)
-        first = name.split(".", 1)[0]
-        # `gpu01.prod.example.com` is the host gpu01, as a domain name elsewhere in the log is.
-        host = self._host(first if first.lower() in self._host_names else name)
-        return (self._placeholder("user", userinfo) + "@" if userinfo else "") + host
+        return (self._placeholder("user", userinfo) + "@" if userinfo else "") + self._domain(name)
 
     def _fqdn(self, match: re.Match[str]) -> str:
-        name = match.group(0)
+        return self._domain(match.group(0))
+
+    def _domain(self, name: str) -> str:
         first = name.split(".", 1)[0]
         # `gpu01.prod.example.com` is the host gpu01: the same placeholder as the bare name.
         return self._host(first if first.lower() in self._host_names else name)

@@ -5,8 +5,10 @@ watcher runs is said once and retried, never the end of the watcher."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 import time
 from collections import deque
 from collections.abc import Callable
@@ -108,11 +110,7 @@ class Record:
         while self._pending:
             line = self._pending[0][1]
             try:
-                size = os.fstat(self._fd).st_size
-                written = os.write(self._fd, line)
-                if written < len(line):
-                    self._take_back(size)
-                    raise OSError(28, "No space left on device (only part of a line was written)")
+                write_whole(self._fd, line)
                 os.fsync(self._fd)
             except OSError as error:
                 self._failures.failed(error)
@@ -121,10 +119,6 @@ class Record:
             self._pending_bytes -= len(line)
         self._failures.worked(f"; {self.dropped:,} event(s) dropped meanwhile" if self.dropped else "")
         self.dropped = 0
-
-    def _take_back(self, size: int) -> None:
-        with contextlib.suppress(OSError):  # a device (/dev/full) has no size to go back to
-            os.ftruncate(self._fd, size)
 
     def _drop_one(self) -> None:
         index = next((i for i, (event, _) in enumerate(self._pending) if event == "sample"), 0)
@@ -143,6 +137,38 @@ class Record:
     def close(self) -> None:
         self.flush()
         os.close(self._fd)
+
+
+def write_whole(fd: int, data: bytes) -> None:
+    """`data` written to `fd` whole, or an OSError: on a regular file a write the disk took only
+    part of is taken back out of it (the file keeps whole lines, never a cut one); a pipe or a
+    terminal is written until all of it is in."""
+    info = os.fstat(fd)
+    regular = stat.S_ISREG(info.st_mode)
+    done = 0
+    try:
+        while done < len(data):
+            written = os.write(fd, data[done:])
+            done += written
+            if written == 0 or (regular and done < len(data)):
+                raise OSError(errno.ENOSPC, "No space left on device (only part of a line was written)")
+    except OSError:
+        if regular and done:
+            _take_back(fd, info.st_size)
+        raise
+
+
+def _take_back(fd: int, size: int) -> None:
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size)
+        if not _appending(fd):  # `>`, not `>>`: the next write goes where this one began
+            os.lseek(fd, size, os.SEEK_SET)
+
+
+def _appending(fd: int) -> bool:
+    import fcntl
+
+    return bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND)
 
 
 def _ends_with_newline(path: str) -> bool:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import select
 import signal
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
+from oomtrace import outputs
 from oomtrace.errors import OutputError
 from oomtrace.formats.text import TextFormat
 from oomtrace.sanitize import inert
@@ -94,7 +93,7 @@ class Sinks:
             try:
                 self.metrics.write(options.prom_textfile, wait_for_reader=False)
             except OutputError as error:
-                if not stat.S_ISFIFO(_mode(options.prom_textfile)):
+                if not outputs.is_fifo(options.prom_textfile):
                     raise
                 self._metrics_failures.failed(error)
                 self._metrics_due = True
@@ -293,13 +292,6 @@ def _follow(
         if cursor_file is not None and (not sinks.saved or now - cursor_saved_at >= CURSOR_EVERY_S):
             _save(cursor_file, watcher, sinks)
             sinks.saved, cursor_saved_at = True, now
-
-
-def _mode(path: str) -> int:
-    try:
-        return os.stat(path).st_mode
-    except OSError:
-        return 0
 
 
 def _how(some: float | None, trigger: int | None, how: str) -> str:

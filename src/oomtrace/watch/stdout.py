@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
-import stat
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import IO
 
 from oomtrace.errors import OutputError
-from oomtrace.watch.blackbox import PENDING_MAX_BYTES, RETRY_S, OnceSaid
+from oomtrace.watch.blackbox import PENDING_MAX_BYTES, RETRY_S, OnceSaid, write_whole
 
 
 class StoryOut:
@@ -76,28 +74,7 @@ class StoryOut:
             self._stream.write(data.decode("utf-8", "surrogateescape"))
             self._stream.flush()
             return
-        info = os.fstat(self._fd)
-        regular = stat.S_ISREG(info.st_mode)
-        start = info.st_size
-        done = 0
-        try:
-            while done < len(data):
-                written = os.write(self._fd, data[done:])
-                done += written
-                if written == 0 or (regular and done < len(data)):
-                    raise OSError(28, "No space left on device (only part of a notice was written)")
-        except OSError:
-            if regular and done:
-                _take_back(self._fd, start)
-            raise
-
-
-def _take_back(fd: int, size: int) -> None:
-    """A notice cut by a full disk, taken back out of the file."""
-    with contextlib.suppress(OSError):
-        os.ftruncate(fd, size)
-        if not _appending(fd):  # `>`, not `>>`: the next write goes where this one began
-            os.lseek(fd, size, os.SEEK_SET)
+        write_whole(self._fd, data)
 
 
 def _descriptor(stream: IO[str]) -> int | None:
@@ -110,9 +87,3 @@ def _descriptor(stream: IO[str]) -> int | None:
     with contextlib.suppress(OSError, OutputError, ValueError):
         stream.flush()
     return fd
-
-
-def _appending(fd: int) -> bool:
-    import fcntl
-
-    return bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND)
