@@ -160,6 +160,20 @@ def test_an_unreadable_cursor_is_unknown_not_a_fresh_start(tmp_path: Path) -> No
     assert cursor.read_text() == '{"said": ["ab'
 
 
+def test_an_empty_cursor_file_is_a_first_run_and_a_deep_one_is_refused(tmp_path: Path) -> None:
+    """Issue 41: a cursor file made with `touch` is a first run (history, not news), not an
+    error for ever; `[` nested 100,000 deep was an internal error (RecursionError)."""
+    cursor, log = tmp_path / "c.json", tmp_path / "kern.log"
+    log.write_text(SEED002)
+    cursor.write_text("")
+    assert check(cursor, log) == (0, "no new OOM kill")
+    assert len(json.loads(cursor.read_text())["said"]) == 4
+    cursor.write_text("[" * 100_000)
+    code, line = check(cursor, log)
+    assert code == 2 and line.startswith("unknown: cannot read --cursor-file")
+    assert cursor.read_text() == "[" * 100_000
+
+
 def _loop(tmp_path: Path, kills: int) -> Path:
     from datetime import timedelta
 

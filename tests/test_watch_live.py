@@ -46,12 +46,13 @@ HUNG_TASK = (
 class Watching:
     """`oomtrace watch --format jsonl` in a child process; its events read as they come."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, cwd: Path | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "oomtrace", "watch", "--format", "jsonl", "--tz", "UTC", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            cwd=cwd,
         )
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
@@ -782,3 +783,44 @@ def test_a_prom_textfile_fifo_with_no_reader_never_holds_up_a_story(tmp_path: Pa
     error = watching.stop()
     assert b"oomtrace_oom_kills_total{" in got
     assert error.count("no reader has the FIFO open") == 1, error
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("cursor_text", ["", "\n", "[" * 100_000])
+def test_a_bare_journal_file_name_and_an_empty_cursor_file_start_the_watch(
+    tmp_path: Path, reader: str, cursor_text: str
+) -> None:
+    """Issue 41: `watch --journal-file a.journal` (no folder) was an internal error through
+    systemd-python (EDESTADDRREQ from sd_journal_get_fd), an empty cursor file (`touch`, a unit's
+    StateDirectory=) stopped the watch from ever starting, and a cursor of 100,000 `[` was an
+    internal error (RecursionError). An empty file is a first run; a file that is not ours is
+    refused in one line and left as it was."""
+    boot = secrets.token_hex(16)
+    seed000 = _shifted(
+        kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
+        datetime.now(UTC) - timedelta(minutes=30),
+    )
+    _append(tmp_path / "a.journal", seed000, datetime.now(UTC) - timedelta(hours=2))
+    (tmp_path / "cursor.json").write_text(cursor_text)
+    options = ("--journal-file", "a.journal", "--journal-reader", reader, "--cursor-file", "cursor.json")
+    if cursor_text.strip():
+        result = subprocess.run(
+            [sys.executable, "-m", "oomtrace", "watch", *options, "--duration", "0"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 2, result.stderr
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(
+            "oomtrace: error: cannot read --cursor-file cursor.json: JSON nested too deeply"
+        )
+        assert "internal error" not in line
+        assert (tmp_path / "cursor.json").read_text() == cursor_text
+        return
+    watching = Watching(*options, "--warn", LOG_ONLY, cwd=tmp_path)
+    watching.stop()
+    saved = (tmp_path / "cursor.json").read_text()  # journalctl saves only once it has read an entry
+    assert saved.strip() == "" if reader == "journalctl" else json.loads(saved)["source"] == "journal"

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from datetime import datetime
 
-from oomtrace import outputs
+from oomtrace import outputs, savedjson
 from oomtrace.explain import container_of
 from oomtrace.frozen import Frozen
 from oomtrace.model import Analysis, Episode
@@ -38,15 +37,14 @@ class Cursor(Frozen):
 def read(path: str) -> Cursor | None:
     """The saved cursor; None when there is none yet (the first run)."""
     try:
-        with open(path, encoding="utf-8") as saved:
-            document = json.load(saved)
+        document = savedjson.load(path)
+        if document is None:
+            return None
         if "said" in document:
             return Cursor(tuple(str(kill) for kill in document["said"]))
         last = document.get("last_kill")
         return Cursor((), datetime.fromisoformat(last) if last else None)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, TypeError, AttributeError) as error:
+    except (ValueError, TypeError, AttributeError) as error:
         raise ValueError(f"cannot read --cursor-file {path}: {error}") from None
 
 

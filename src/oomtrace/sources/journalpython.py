@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator
 from datetime import datetime, tzinfo
 from typing import Any
@@ -235,10 +236,12 @@ def open_reader(query: JournalQuery) -> Any:
     from systemd import journal
 
     try:
+        # Absolute paths: sd_journal_get_fd() watches each file's folder, and for a bare name
+        # (`--journal-file a.journal`) that folder is "" and the watch fails (EDESTADDRREQ).
         if query.files:
-            return journal.Reader(files=list(query.files), converters=_CONVERTERS)
+            return journal.Reader(files=[os.path.abspath(f) for f in query.files], converters=_CONVERTERS)
         if query.directory:
-            return journal.Reader(path=query.directory, converters=_CONVERTERS)
+            return journal.Reader(path=os.path.abspath(query.directory), converters=_CONVERTERS)
         return journal.Reader(flags=journal.SYSTEM, converters=_CONVERTERS)
     except PermissionError:
         raise InputError(f"cannot read the {query.name}: permission denied", hint=PERMISSION_HINT) from None

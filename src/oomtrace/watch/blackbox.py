@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from oomtrace import outputs
+from oomtrace import outputs, savedjson
 from oomtrace.errors import InputError, OomtraceError
 from oomtrace.sanitize import inert
 from oomtrace.watch.notice import SCHEMA, Notice
@@ -180,12 +180,12 @@ def _ends_with_newline(path: str) -> bool:
 def read_cursor(path: str, source: str) -> str | None:
     """The saved cursor, if the file is there and was written for this kind of source."""
     try:
-        with open(path, encoding="utf-8") as saved:
-            document = json.load(saved)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot read --cursor-file {inert(path)}: {error}") from None
+        document = savedjson.load(path)
+    except savedjson.NotOurs as error:
+        raise InputError(
+            f"cannot read --cursor-file {inert(path)}: {inert(str(error))}",
+            hint="name a new file, or remove this one to start from now",
+        ) from None
     if not isinstance(document, dict) or document.get("source") != source:
         return None
     cursor = document.get("cursor")
