@@ -238,6 +238,27 @@ def test_why_a_kill_summarised_in_the_middle_reads_the_seconds_around_it_again(
     assert json.loads(named.stdout)["episode"]["victim"]["pid"] == 10_010
 
 
+def test_why_a_summarised_kill_from_standard_input_says_how_to_pipe_it_again(
+    tmp_path: Path, few_kept: None
+) -> None:
+    """Issue 41: `cat log | why <middle pid>` tried to read standard input a second time
+    (internal error: 'peek of closed file'). A pipe is read once: say the range to pipe it with."""
+    log = crash_loop(tmp_path / "loop.log", 20)
+    result = run("why", "10008", "-k", "-", "--tz", "UTC", input=log.read_text())
+    assert result.exit_code == 1 and result.stdout == ""
+    said = " ".join(result.stderr.split())
+    assert "internal error" not in said and "no OOM kill" not in said
+    assert (
+        "the kill of '10008' is in the log (line " in said and "standard input cannot be read twice" in said
+    )
+    assert said.endswith("--since '2026-11-01 07:59:59+00:00' --until '2026-11-01 08:00:01+00:00'")
+    again = run(
+        "why", "10008", "-k", "-", "--tz", "UTC", "--since", "2026-11-01 07:59:59+00:00",
+        "--until", "2026-11-01 08:00:01+00:00", "--format", "json", input=log.read_text(),
+    )  # fmt: skip
+    assert json.loads(again.stdout)["episode"]["victim"]["pid"] == 10_008
+
+
 def test_why_a_summarised_kill_without_a_wall_time_says_where_it_is(tmp_path: Path, few_kept: None) -> None:
     lines = []
     for n in range(20):

@@ -9,6 +9,7 @@ from datetime import datetime, tzinfo
 from oomtrace.frozen import Frozen
 from oomtrace.lazyregex import lazy_compile
 from oomtrace.prefixes import month_number
+from oomtrace.zones import parse_date
 
 # Each pattern cuts a stamp off the start of a line; dateutil (or the month table) reads it.
 _ISO = lazy_compile(
@@ -32,7 +33,6 @@ def stamp_of(line: str, zone: tzinfo, year: int) -> LineStamp:
     if match:
         text = match.group(1).replace(",", ".")
         from dateutil.parser import ParserError  # here: a kernel log alone never needs it
-        from dateutil.parser import parse as parse_date
 
         try:
             moment = parse_date(text)

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from oomtrace.errors import UsageError
 from oomtrace.lazyregex import lazy_compile
+from oomtrace.zones import parse_date
 
 HELP = (
     "TIME is an absolute stamp ('2026-11-14 13:00', 'Nov 14 13:00', '14.11.2026 13:00', '13:00'), "
@@ -78,7 +79,6 @@ def _parse(value: str, zone: tzinfo, now: datetime | None) -> datetime:
     if not _ABSOLUTE.search(word):
         raise UsageError(f"the time {value!r} is ambiguous", hint=HELP)
     from dateutil.parser import ParserError  # here: only --since/--until need it
-    from dateutil.parser import parse as parse_date
 
     try:
         moment = parse_date(value, default=midnight.replace(tzinfo=None))

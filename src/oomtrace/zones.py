@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import warnings
 from datetime import datetime, tzinfo
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from oomtrace.errors import UsageError
@@ -59,3 +60,24 @@ def named_zone(name: str) -> tzinfo:
     except (ValueError, OverflowError):
         raise unknown from None
     return zone
+
+
+class UnknownZoneName(ValueError):
+    """A date-time names a zone (`13:12:12 BB`) that neither dateutil nor oomtrace knows: its
+    clock is in an unknown offset, so no instant can be read from it."""
+
+
+def parse_date(text: str, **options: Any) -> datetime:
+    """dateutil's parse, where a zone name it does not know is an error (UnknownZoneName), not a
+    warning on stderr (an internal error under PYTHONWARNINGS=error) and a time silently read in
+    some other zone."""
+    from dateutil.parser import UnknownTimezoneWarning
+    from dateutil.parser import parse as dateutil_parse
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownTimezoneWarning)
+        try:
+            moment: datetime = dateutil_parse(text, **options)
+            return moment
+        except UnknownTimezoneWarning as unknown:
+            raise UnknownZoneName(str(unknown)) from None

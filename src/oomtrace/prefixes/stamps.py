@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 
 from oomtrace.lazyregex import lazy_compile
+from oomtrace.zones import parse_date
 
 # dateutil's parser is imported where a stamp of no known shape needs it, not here: the shapes
 # this package knows are read without it, and it costs a small run a sixth of its start-up.
@@ -125,12 +126,11 @@ def fuzzy_time(text: str, zone: tzinfo) -> datetime | None:
     """A date-time in a prefix of no known shape, as dateutil reads it (None when it cannot or
     the year is implausible)."""
     from dateutil.parser import ParserError
-    from dateutil.parser import parse as parse_date
 
     try:
         wall = parse_date(text, fuzzy=True, tzinfos=ZONE_NAMES)
     except (ParserError, ValueError, ArithmeticError):  # dateutil: OverflowError, decimal errors
-        return None
+        return None  # UnknownZoneName too: `13:12:12 BB` is a clock in an offset nobody knows
     if not 1990 <= wall.year <= 2100:
         return None
     if wall.tzinfo is None:

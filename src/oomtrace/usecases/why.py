@@ -97,8 +97,8 @@ def _read_summarised_again(
     again by a second read of the seconds around it; without a wall time to select it by, the
     "not found" message says where it is (_not_found_message)."""
     found = summarised_kill(analysis, target)
-    if found is None or found.time is None:
-        return analysis, settings
+    if found is None or found.time is None or "-" in settings.kernel_logs:
+        return analysis, settings  # standard input cannot be read twice: _not_found_message says how
     around = ranged(settings, found.time - timedelta(seconds=1), found.time + timedelta(seconds=1))
     say(
         f"oomtrace: the kill of {inert(target.query)!r} was summarised in a read of the whole log (it is "
@@ -118,8 +118,14 @@ def _not_found_message(analysis: Analysis, target: Target, verdict: Verdict) -> 
     name = target.query
     summarised = summarised_kill(analysis, target)
     if summarised is not None:
-        # Only one without a wall time gets here: one with a time was read again.
+        # Only one read from standard input or without a wall time gets here: others were read again.
         where = f"line {summarised.line} of {summarised.source}"
+        if summarised.time is not None:
+            return (
+                f"the kill of {name!r} is in the log ({where}, {summarised.time.isoformat(sep=' ')}) but was "
+                "summarised with the middle kills of a long log, to bound memory, and standard input cannot "
+                f"be read twice: pipe the log in again with {_range_options(summarised.time)}"
+            )
         uptime = f", uptime {summarised.uptime_s:.0f}s" if summarised.uptime_s is not None else ""
         return (
             f"the kill of {name!r} is in the log ({where}{uptime}) but was summarised with the middle "
