@@ -587,6 +587,39 @@ def test_reading_kmsg_as_a_file_points_to_watch_instead_of_hanging(tmp_path: Pat
     assert len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("live", ["kmsg-node", "/proc/kmsg"])
+@pytest.mark.parametrize("through_stdin", [False, True])
+def test_the_kernels_live_logs_are_refused_by_name_and_through_standard_input(
+    tmp_path: Path, live: str, through_stdin: bool
+) -> None:
+    """Issue 41: `-k - < /dev/kmsg` hung (the refusal of `-k /dev/kmsg` did not see it through
+    standard input) and `/proc/kmsg` was read: it never ends, and each read takes records from the
+    syslog daemon. Standard input is opened O_PATH here: it can be looked at but never read, so
+    even a regression cannot take a record from this machine's syslog."""
+    if live == "kmsg-node":
+        if os.geteuid() != 0:
+            pytest.skip("needs root to mknod a /dev/kmsg node (char 1,11) in tmp_path")
+        path = str(tmp_path / "kmsg")
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 11))
+    elif not os.path.exists(live):
+        pytest.skip("this machine has no /proc/kmsg")
+    else:
+        path = live
+    command = [sys.executable, "-m", "oomtrace", "list", "-k", "-" if through_stdin else path]
+    fd = os.open(path, os.O_PATH)
+    try:
+        done = subprocess.run(command, stdin=fd, capture_output=True, text=True, timeout=30)
+    finally:
+        os.close(fd)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    (line,) = done.stderr.splitlines()
+    assert "never ends" in line and "oomtrace watch --source kmsg" in line
+    assert ("/proc/kmsg" in line) == (live == "/proc/kmsg")
+    assert line.startswith(
+        "oomtrace: error: -k - (standard input) is " if through_stdin else f"oomtrace: error: {path} is "
+    )
+
+
 # Lines a busy GPU server's ring buffer holds between reports (bench/make_log.py's noise).
 NOISE = (
     "IPv6: ADDRCONF(NETDEV_CHANGE): veth3fa2: link becomes ready",

@@ -111,16 +111,11 @@ def _open_binary(path: str) -> io.BufferedReader:
     if path == "-":
         if sys.stdin is None:  # `<&-`: Python has no standard input to give
             raise InputError("cannot read -k -: standard input is closed", hint="pipe the log in, or name it")
+        _refuse_live_log("-k - (standard input)", _stdin_identity())
         # peek() needs a BufferedReader; CliRunner and pipes may hand over other streams.
         stream = sys.stdin.buffer
         return stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
-    if _is_kmsg(path):
-        # Read as a file, /dev/kmsg blocks at the end of the ring buffer for the next record.
-        raise InputError(
-            f"{path} is the kernel's live log: read as a file it never ends",
-            hint="leave out -k to read this machine's ring buffer through dmesg, "
-            "or follow it with `oomtrace watch --source kmsg`",
-        )
+    _refuse_live_log(path, _path_identity(path))
     try:
         return open(path, "rb")
     except FileNotFoundError:
@@ -142,13 +137,48 @@ def _open_binary(path: str) -> io.BufferedReader:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def _is_kmsg(path: str) -> bool:
-    """/dev/kmsg, or a node of it (character device 1,11)."""
+def _refuse_live_log(name: str, identity: tuple[os.stat_result | None, str]) -> None:
+    """The kernel's live logs are not files to read to their end. /dev/kmsg (or a node of it,
+    character device 1,11) blocks at the end of the ring buffer for the next record; /proc/kmsg
+    blocks too, and each read takes the records away from the syslog daemon that reads it."""
+    info, real = identity
+    if (
+        info is not None
+        and stat.S_ISCHR(info.st_mode)
+        and (os.major(info.st_rdev), os.minor(info.st_rdev)) == (1, 11)
+    ):
+        raise InputError(
+            f"{name} is the kernel's live log (/dev/kmsg): read as a file it never ends",
+            hint="leave out -k to read this machine's ring buffer through dmesg, "
+            "or follow it with `oomtrace watch --source kmsg`",
+        )
+    if real == "/proc/kmsg":
+        raise InputError(
+            f"{name} is the kernel's log as syslog daemons consume it (/proc/kmsg): it never ends, and "
+            "reading it takes the kernel's records from the daemon that reads them",
+            hint="leave out -k to read this machine's ring buffer through dmesg, "
+            "or follow it with `oomtrace watch --source kmsg`",
+        )
+
+
+def _path_identity(path: str) -> tuple[os.stat_result | None, str]:
     try:
-        info = os.stat(path)
+        return os.stat(path), os.path.realpath(path)
+    except (OSError, ValueError):
+        return None, path
+
+
+def _stdin_identity() -> tuple[os.stat_result | None, str]:
+    """What standard input is (`-k - < /dev/kmsg`): its stat, and the file /proc says it is."""
+    try:
+        fd = sys.stdin.fileno()
+        info = os.fstat(fd)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # CliRunner, closed
+        return None, ""
+    try:
+        return info, os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
-        return False
-    return stat.S_ISCHR(info.st_mode) and (os.major(info.st_rdev), os.minor(info.st_rdev)) == (1, 11)
+        return info, ""
 
 
 def _holds_journal_files(path: str) -> bool:
