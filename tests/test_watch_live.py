@@ -824,3 +824,51 @@ def test_a_bare_journal_file_name_and_an_empty_cursor_file_start_the_watch(
     watching.stop()
     saved = (tmp_path / "cursor.json").read_text()  # journalctl saves only once it has read an entry
     assert saved.strip() == "" if reader == "journalctl" else json.loads(saved)["source"] == "journal"
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_systemctl_stop_of_the_journalctl_reader_is_a_quiet_stop(tmp_path: Path) -> None:
+    """Issue 41: SIGTERM to the whole process group (what `systemctl stop` does) killed
+    journalctl too, and the watcher, reading its end before its own SIGTERM was handled, exited
+    2 "journalctl -f stopped (exit -15)" (2 to 11 runs in 12). journalctl ended alone is still
+    said as the failure it is."""
+    boot = secrets.token_hex(16)
+    seed000 = _shifted(
+        kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot),
+        datetime.now(UTC) - timedelta(minutes=30),
+    )
+    journal = _append_returning(tmp_path / "a.journal", seed000)
+    command = [sys.executable, "-m", "oomtrace", "watch", "--journal-file", str(journal)]
+    command += ["--journal-reader", "journalctl", "--warn", LOG_ONLY]
+    for _ in range(12):
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )
+        _child_named(process.pid, "journalctl")
+        os.killpg(process.pid, signal.SIGTERM)
+        _, error = process.communicate(timeout=30)
+        assert process.returncode == 0, error
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    os.kill(_child_named(process.pid, "journalctl"), signal.SIGTERM)
+    _, error = process.communicate(timeout=30)
+    assert process.returncode == 2 and error.decode().strip().endswith("journalctl -f stopped (exit -15)")
+
+
+def _append_returning(journal: Path, entries: list[Entry]) -> Path:
+    _append(journal, entries, datetime.now(UTC) - timedelta(hours=2))
+    return journal
+
+
+def _child_named(pid: int, name: str, timeout: float = 20) -> int:
+    """The pid of `pid`'s child running `name`, once it runs (and the watcher has started)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+                if Path(f"/proc/{child}/comm").read_text().strip() == name:
+                    time.sleep(0.5)  # past the watcher's start, into its loop
+                    return int(child)
+        time.sleep(0.02)
+    pytest.fail(f"no {name} child of {pid} within {timeout} s")

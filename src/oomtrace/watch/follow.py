@@ -150,6 +150,15 @@ class JournalReaderFollower(_JournalFollower):
         self.reader.close()
 
 
+class FollowerEnded(InputError):
+    """The program a follower reads ended. `by_signal`: killed by a signal, as `systemctl stop`
+    and Ctrl-C end the whole group at once, so the watcher's own signal may be a moment behind."""
+
+    def __init__(self, message: str, by_signal: bool) -> None:
+        super().__init__(message)
+        self.by_signal = by_signal
+
+
 class JournalctlFollower(_JournalFollower):
     """`journalctl -f -o json --all` (`-o json` drops fields over 4 KiB without `--all`), for
     machines without systemd-python."""
@@ -190,8 +199,8 @@ class JournalctlFollower(_JournalFollower):
             except BlockingIOError:
                 break
             if not chunk:
-                if self.process.poll() is not None:
-                    raise InputError(f"journalctl -f stopped (exit {self.process.returncode})")
+                if (code := self.process.poll()) is not None:
+                    raise FollowerEnded(f"journalctl -f stopped (exit {code})", by_signal=code < 0)
                 break
             self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")

@@ -22,7 +22,7 @@ from oomtrace.errors import OutputError
 from oomtrace.formats.text import TextFormat
 from oomtrace.sanitize import inert
 from oomtrace.watch.blackbox import CursorFile, OnceSaid, Record, read_cursor
-from oomtrace.watch.follow import Follower
+from oomtrace.watch.follow import Follower, FollowerEnded
 from oomtrace.watch.hooks import Hook
 from oomtrace.watch.notice import Notice
 from oomtrace.watch.probes import (
@@ -47,6 +47,8 @@ CURSOR_EVERY_S = 1.0
 # a second. The kernel's ring buffer (128 KiB by default) holds over a tenth of a second of lines
 # even at 10,000 a second, and a story waits 0.3 s for the rest of its report anyway.
 READ_EVERY_S = 0.01
+# How long a follower's program killed by a signal waits for the watcher's own (_read).
+STOP_GRACE_S = 2.0
 _STYLES = {"warning": "yellow", "clear": "green", "gap": "magenta", "kill": "bold red", "claim": "magenta"}
 
 
@@ -261,7 +263,8 @@ def _follow(
     cursor_saved_at = 0.0
     read_at = 0.0
     # What is there already (the entries after a saved cursor) wakes no poll: read it first.
-    watcher.feed(follower.read(), time.monotonic(), datetime.now(options.zone))
+    if not _read(follower, watcher, options, signals):
+        return
     while not signals.stop:
         now = time.monotonic()
         if deadline is not None and now >= deadline:
@@ -275,7 +278,8 @@ def _follow(
             if (rest := read_at + READ_EVERY_S - time.monotonic()) > 0:
                 time.sleep(rest)  # what arrives meanwhile comes in the same batch
             read_at = time.monotonic()
-            watcher.feed(follower.read(), read_at, datetime.now(options.zone))
+            if not _read(follower, watcher, options, signals):
+                return
         now = time.monotonic()
         if sampled or now >= next_sample:
             watcher.sample(_sample(options, now))
@@ -292,6 +296,27 @@ def _follow(
         if cursor_file is not None and (not sinks.saved or now - cursor_saved_at >= CURSOR_EVERY_S):
             _save(cursor_file, watcher, sinks)
             sinks.saved, cursor_saved_at = True, now
+
+
+def _read(follower: Follower, watcher: Watcher, options: WatchOptions, signals: _Signals) -> bool:
+    """Feed the watcher what the follower has; False when the watcher was stopped meanwhile.
+
+    `systemctl stop` and Ctrl-C signal journalctl and the watcher at once: journalctl's end is
+    often read before the watcher's own SIGTERM is handled. A follower killed by a signal is a
+    stop, not a failure, when that signal reaches the watcher within STOP_GRACE_S."""
+    try:
+        batch = follower.read()
+    except FollowerEnded as ended:
+        if not ended.by_signal:
+            raise
+        deadline = time.monotonic() + STOP_GRACE_S
+        while not signals.stop and time.monotonic() < deadline:
+            time.sleep(0.01)  # the handler runs between bytecodes; Ctrl-C raises KeyboardInterrupt
+        if signals.stop:
+            return False
+        raise
+    watcher.feed(batch, time.monotonic(), datetime.now(options.zone))
+    return True
 
 
 def _how(some: float | None, trigger: int | None, how: str) -> str:
