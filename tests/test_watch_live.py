@@ -872,3 +872,44 @@ def _child_named(pid: int, name: str, timeout: float = 20) -> int:
                     return int(child)
         time.sleep(0.02)
     pytest.fail(f"no {name} child of {pid} within {timeout} s")
+
+
+@pytest.mark.skipif(REMOTE is None, reason="needs systemd-journal-remote to write journal files")
+def test_kill_9_after_the_story_makes_the_restart_say_a_repeat(tmp_path: Path) -> None:
+    """Issue 41: `kill -9` after a kill's story was out but before the cursor passed it: the
+    restarted watcher told, recorded and hooked the kill again as new (10/10). The kills are
+    now saved as told before their story is written: the restart says `"repeat": true`, and runs
+    the hook only if the stopped run had not (a page is never lost for a repeat's sake)."""
+    boot = secrets.token_hex(16)
+    boot_start = datetime.now(UTC) - timedelta(hours=2)
+    journal, cursor, hooked = tmp_path / "a.journal", tmp_path / "cursor.json", tmp_path / "hooked.jsonl"
+    old = kernel_entries(FIXTURES / "seed002_ds4_server_gb10" / "kernel.log", "spark-01", boot)
+    _append(journal, _shifted(old, datetime.now(UTC) - timedelta(minutes=50)), boot_start)
+    command = [sys.executable, "-m", "oomtrace", "watch", "--format", "jsonl", "--journal-file", str(journal)]
+    command += ["--cursor-file", str(cursor), "--warn", LOG_ONLY, "--exec", f"cat >> {hooked}"]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert first.stdout is not None
+    assert json.loads(first.stdout.readline())["event"] == "started"
+    seed000 = kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot)
+    _append(journal, _shifted(seed000, datetime.now(UTC) - timedelta(minutes=30)), boot_start)
+    for line in first.stdout:
+        told = json.loads(line)
+        if told["event"] == "kill":
+            first.kill()  # the moment its story is out
+            break
+    first.wait(timeout=30)
+    assert told["event"] == "kill" and told["repeat"] is False
+    ran_before = hooked.read_text().count('"event": "kill"') if hooked.exists() else 0
+
+    again = Watching(*command[6:])
+    again.wait_for(lambda e: e["event"] == "kill", 15)
+    again.stop()
+    (kill,) = [e for e in again.seen if e["event"] == "kill"]
+    assert kill["repeat"] is True and kill["story"]["episode"]["victim"]["pid"] == 1966928
+    assert "a repeat: told before the watcher last stopped" in kill["text"]
+    hooks = [h for h in map(json.loads, hooked.read_text().splitlines()) if h["event"] == "kill"]
+    assert [h["story"]["episode"]["victim"]["pid"] for h in hooks] == [1966928] * len(hooks)
+    if ran_before:
+        assert len(hooks) == ran_before  # it ran before the kill -9: not again
+    else:
+        assert len(hooks) == 1 and hooks[0]["repeat"] is True  # it had not run: run now, said a repeat

@@ -192,6 +192,38 @@ def read_cursor(path: str, source: str) -> str | None:
     return cursor if isinstance(cursor, str) else None
 
 
+KillKey = tuple[str | None, int | None, str, str]
+"""(boot, pid, victim, time): a kill as the watcher tells it from others (Watcher._key)."""
+
+
+def read_told(path: str, source: str) -> tuple[list[KillKey], list[KillKey]]:
+    """The kills the last run told (Watcher.told_keys) and those whose hook ran (Hook.ran),
+    saved beside its cursor: a kill told again after a `kill -9` between its story and the
+    cursor's save is then said as a repeat, and its hook runs again only if it had not run."""
+    try:
+        document = savedjson.load(path)
+    except savedjson.NotOurs:
+        return [], []
+    if not isinstance(document, dict) or document.get("source") != source:
+        return [], []
+    return _keys(document.get("told")), _keys(document.get("hooked"))
+
+
+def _keys(saved: Any) -> list[KillKey]:
+    keys = []
+    for key in saved if isinstance(saved, list) else ():
+        if isinstance(key, list) and len(key) == 4:
+            boot, pid, victim, time = key
+            if (
+                isinstance(boot, str | None)
+                and (pid is None or (isinstance(pid, int) and not isinstance(pid, bool)))
+                and isinstance(victim, str)
+                and isinstance(time, str)
+            ):
+                keys.append((boot, pid, victim, time))
+    return keys
+
+
 def check_cursor_file(path: str) -> None:
     """At start, what each save will do (outputs' rules: a symlink followed where it may be, a
     temp file beside its target renamed over it), so that a cursor file that cannot be written is
@@ -214,6 +246,9 @@ class CursorFile:
         self.path = path
         self.source = source
         self.saved: str | None = None
+        self.told: tuple[list[Any], list[Any]] | None = None
+        """The "told" and "hooked" lists of the last save that worked (loop._save writes them
+        only when they changed)."""
         self._failures = OnceSaid(f"--cursor-file {path}", say)
 
     def save(self, cursor: str, extra: dict[str, Any] | None = None) -> None:
@@ -224,3 +259,4 @@ class CursorFile:
             return
         self._failures.worked()
         self.saved = cursor
+        self.told = ((extra or {}).get("told", []), (extra or {}).get("hooked", []))

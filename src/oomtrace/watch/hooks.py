@@ -12,6 +12,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
+from typing import Any
 
 from oomtrace.sanitize import inert
 from oomtrace.watch.notice import Notice
@@ -29,6 +31,8 @@ AFTER_EXIT_S = 0.2
 TERM_GRACE_S = 1.0
 # While a hook's children outlive it, the hook's thread looks at them this often.
 LINGER_CHECK_S = 0.5
+# The kills whose hook ran that the cursor file keeps (as many as the kills told it keeps).
+RAN_KEPT = 1024
 
 
 class Hook:
@@ -44,6 +48,9 @@ class Hook:
         self.dropped = 0
         self.failures = 0
         self._said: set[str] = set()
+        self.ran: deque[tuple[Any, ...]] = deque(maxlen=RAN_KEPT)
+        """The kills (Notice.key) whose hook has run, newest last: saved with the cursor, so a kill
+        a restart tells again (a repeat) runs its hook again only if it had not run."""
         self._queue: queue.Queue[Notice | None] = queue.Queue(QUEUE_MAX)
         self._running: subprocess.Popen[bytes] | None = None
         # Groups of hooks that exited leaving children behind (`cmd & exit 0`), each with the
@@ -124,6 +131,8 @@ class Hook:
             said = _drain(process, payload, deadline)
         finally:
             self._running = None
+        if notice.key is not None:
+            self.ran.append(notice.key)  # deque.append is atomic: the loop reads it for its cursor
         if process.poll() is not None and _group_alive(process.pid):
             self._lingering.append((process.pid, deadline))
         if process.poll() is None:

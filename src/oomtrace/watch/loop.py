@@ -21,7 +21,7 @@ from oomtrace import outputs
 from oomtrace.errors import OutputError
 from oomtrace.formats.text import TextFormat
 from oomtrace.sanitize import inert
-from oomtrace.watch.blackbox import CursorFile, OnceSaid, Record, read_cursor
+from oomtrace.watch.blackbox import CursorFile, OnceSaid, Record, read_cursor, read_told
 from oomtrace.watch.follow import Follower, FollowerEnded
 from oomtrace.watch.hooks import Hook
 from oomtrace.watch.notice import Notice
@@ -100,6 +100,12 @@ class Sinks:
                 self._metrics_failures.failed(error)
                 self._metrics_due = True
         self.saved = False
+        self.hooked_before: frozenset[Any] = frozenset()
+        """The kills whose hook the last run ran (read_told)."""
+
+    @property
+    def hooked(self) -> list[list[Any]]:
+        return [list(key) for key in self.hook.ran] if self.hook is not None else []
 
     @property
     def behind(self) -> bool:
@@ -112,9 +118,13 @@ class Sinks:
         if notice.event == "sample":
             return  # samples are for the black box only
         self.saved = False
-        if self.hook is not None and notice.event in ("warning", "kill"):
+        # A repeat (told by the last run, stopped before its cursor passed the kill): its metric
+        # counted then, and its hook ran then unless that run was stopped first.
+        repeat = bool(notice.data.get("repeat"))
+        hooked = repeat and notice.key in self.hooked_before
+        if self.hook is not None and notice.event in ("warning", "kill") and not hooked:
             self.hook.send(notice)
-        if self.metrics is not None and notice.event in ("warning", "kill"):
+        if self.metrics is not None and notice.event in ("warning", "kill") and not repeat:
             if notice.event == "warning" and "same_kill" not in notice.data:
                 self.metrics.warning(notice.kind)
             elif notice.view is not None:
@@ -221,12 +231,20 @@ def watch(
     """Follow until interrupted (or `stop_after_s`, for tests and benches); returns kills told."""
     sinks = Sinks(options, console, stream, say)
     started = datetime.now(options.zone)
-    watcher = Watcher(options.thresholds, options.zone, follower.name, sinks, follower.boot_id(), started)
+    told, hooked = read_told(options.cursor_file, follower.kind) if options.cursor_file else ([], [])
+    sinks.hooked_before = frozenset(hooked)
+    if sinks.hook is not None:
+        sinks.hook.ran.extend(hooked)
+    watcher = Watcher(
+        options.thresholds, options.zone, follower.name, sinks, follower.boot_id(), started, told
+    )
     some = options.thresholds.psi_some
     trigger, how = (
         open_trigger(trigger_spec(some), options.pressure_path) if some else (None, "no PSI trigger")
     )
     cursor_file = CursorFile(options.cursor_file, follower.kind, say) if options.cursor_file else None
+    if cursor_file is not None:
+        watcher.before_telling = lambda: _save(cursor_file, watcher, sinks)
     # Before "started" is said: whoever waits for it may stop the watcher at once.
     with _Signals() as signals:
         say(f"watching {follower.description}; {_how(some, trigger, how)}")
@@ -346,9 +364,12 @@ def _save(cursor_file: CursorFile, watcher: Watcher, sinks: Sinks) -> None:
     """The position past what every output has: never past a kill not yet told, nor past an
     event that a failing --record or --prom-textfile does not hold yet."""
     cursor = watcher.cursor
-    if cursor is None or cursor == cursor_file.saved or sinks.behind:
+    told = [list(key) for key in watcher.told_keys]
+    hooked = sinks.hooked
+    if cursor is None or (cursor == cursor_file.saved and (told, hooked) == cursor_file.told) or sinks.behind:
         return
-    cursor_file.save(cursor, {"saved": datetime.now(UTC).isoformat(timespec="seconds")})
+    saved = datetime.now(UTC).isoformat(timespec="seconds")
+    cursor_file.save(cursor, {"saved": saved, "told": told, "hooked": hooked})
 
 
 def saved_cursor(path: str | None, source: str) -> str | None:

@@ -30,6 +30,9 @@ class Notice(Frozen):
     that `why --record FILE` can read the kill even when the journal lost it."""
     view: Any = None
     """For a kill, its `why` view (storyview.WhyView), which the terminal prints; not in the JSON."""
+    key: tuple[Any, ...] | None = None
+    """For a kill, what tells it from every other (Watcher._key), kept in the cursor file with
+    whether its hook ran; not in the JSON."""
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {

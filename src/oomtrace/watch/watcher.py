@@ -4,16 +4,16 @@ and the sinks write), so a test can drive it with records and samples it makes."
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from oomtrace import events as ev
 from oomtrace.analyze import analyze
 from oomtrace.explain import warning_summary
 from oomtrace.formats.json import story_json
-from oomtrace.frozen import Frozen
+from oomtrace.frozen import Frozen, replace
 from oomtrace.messages import WARNING_LABELS
 from oomtrace.model import SAMPLES_BEFORE_S, Analysis, Episode, ProbeSample
 from oomtrace.parse import parse_record
@@ -46,6 +46,8 @@ UNTOLD_MAX = 200
 QUIET_S = 600.0
 # Kills told, remembered so the next story of the same buffer does not tell them again.
 TOLD_MAX = 4096
+# Kills told lately that the cursor file keeps (a restart's catch-up is at most a few hundred).
+TOLD_SAVED = 1024
 # The samples a live story draws (the half hour before its kill, one a second), with room for
 # the extra samples a PSI trigger's wake-ups take.
 SAMPLES_MAX = 2 * int(SAMPLES_BEFORE_S)
@@ -102,6 +104,7 @@ class Watcher:
         emit: Callable[[Notice], None],
         boot_id: str | None = None,
         started: datetime | None = None,
+        told_before: Iterable[tuple[str | None, int | None, str, str]] = (),
     ) -> None:
         self.thresholds = thresholds
         self.zone = zone
@@ -120,6 +123,14 @@ class Watcher:
         self._active: dict[str, _Active] = {}
         self._due: float | None = None
         self._told: OrderedDict[tuple[str | None, int | None, str, str], None] = OrderedDict()
+        self._told_before = frozenset(told_before)
+        """Kills the last run told (saved with its cursor): told again, they are repeats."""
+        self.before_telling: Callable[[], None] | None = None
+        """Called with told_keys updated, before the notices of a batch of kills are emitted."""
+        self.told_keys: deque[tuple[str | None, int | None, str, str]] = deque(
+            self._told_before, maxlen=TOLD_SAVED
+        )
+        """The kills told lately, newest last, for the cursor file (read_told)."""
         self._slope = Slope()
         self._cgroups: dict[str, dict[str, int]] = {}
         self._line = 0
@@ -431,6 +442,7 @@ class Watcher:
         self._story.forget_old(self._story_start())
         records = self._story.before(self._open)
         analysis = analyze([BufferSource(self.source_name, records, tuple(self._samples))])
+        notices = []
         for episode in analysis.episodes:
             key = self._key(episode)
             if key in self._told:
@@ -441,20 +453,32 @@ class Watcher:
             if not episode.proven:
                 # A record anyone could have written (`logger -t earlyoom`): said, as a claim, and
                 # no kill for the hooks, the metrics or the count.
-                self.emit(self._claim_notice(episode, wall))
+                notices.append(self._claim_notice(episode, wall))
                 continue
-            self.kills += 1
-            self.emit(self._kill_notice(analysis, episode, wall))
+            repeat = key in self._told_before
+            self.kills += not repeat
+            notices.append(replace(self._kill_notice(analysis, episode, wall, repeat), key=key))
+            if not repeat:
+                self.told_keys.append(key)
             cgroups = tuple(c for c in (episode.memcg, episode.task_memcg) if c and c != "/")
             name = episode.victim.comm if episode.victim else victim_name(episode)
             self._recent.append(Told(now, cgroups, name, key[1]))
+        if notices and self.before_telling is not None:
+            # The kills are saved as told (with the cursor still before them) before a word of
+            # their stories is written: a `kill -9` once a story is out cannot make the next run
+            # tell it as new and run its hooks again. It costs one fsync a batch of kills.
+            self.before_telling()
+        for notice in notices:
+            self.emit(notice)
         # Told (and so written everywhere): the cursor may pass the kill, up to a report begun since.
         self._hold = self._open
 
     def _key(self, episode: Episode) -> tuple[str | None, int | None, str, str]:
         """(boot, pid, victim, time): the same kill read again is not a new kill."""
         victim = episode.victim
-        time = episode.moment.time.isoformat(timespec="seconds") if episode.moment.time else ""
+        # In UTC: a restart with another --tz (saved keys, read_told) names the same instant alike.
+        moment = episode.moment.time
+        time = moment.astimezone(UTC).isoformat(timespec="seconds") if moment else ""
         return (self.boot_id, victim.pid if victim else None, victim_name(episode), time)
 
     def _claim_notice(self, episode: Episode, wall: datetime) -> Notice:
@@ -465,13 +489,15 @@ class Watcher:
         data = {"killer": episode.killer, "doubt": episode.doubt, "victim": victim.comm if victim else None}
         return Notice("claim", episode.killer, episode.moment.time or wall, text, meaning, data)
 
-    def _kill_notice(self, analysis: Analysis, episode: Episode, wall: datetime) -> Notice:
+    def _kill_notice(self, analysis: Analysis, episode: Episode, wall: datetime, repeat: bool) -> Notice:
         name = episode.victim.comm if episode.victim else str(episode.unit)
         story = tell(analysis, episode, name)
         verdict = judge(analysis, name, episode, [])
         words = story_view(story)
         late = bool(self.started and episode.moment.time and episode.moment.time < self.started)
         text = words.who + words.what + (" (while the watcher was not running)" if late else "")
+        if repeat:
+            text += " (a repeat: told before the watcher last stopped, before its cursor was saved)"
         first, last = episode.lines
         lines = tuple(_line_json(r) for r in self._story.records if first <= r.line_no <= last)
         data: dict[str, Any] = {
@@ -479,6 +505,9 @@ class Watcher:
             # the watcher told it (0.3 s later, or hours later after a restart) is said apart.
             "told": iso_time(wall),
             "late": late,
+            # Told by the run before this one, which was stopped before it saved its cursor past
+            # the kill: no hook runs for it again and no metric counts it again.
+            "repeat": repeat,
             "lead_time_s": story.lead_time_s,
             "boot": self.boot_id,
             "story": story_json(story),
