@@ -38,3 +38,32 @@ def test_a_zone_name_nobody_knows_is_no_time_and_no_warning(tmp_path: Path, stam
     assert episode["victim"]["pid"] == 4242 and episode["time"] is None
     refused = run("list", "-k", str(log), "--since", "2026-11-14 10:00 BB")
     assert refused.exit_code == 2 and "cannot read the time" in refused.stderr
+
+
+@pytest.mark.parametrize("fixture", ["seed000_llama_server_gb10", "real_memcg_v1_6.18"])
+def test_lines_ended_by_a_lone_cr_before_lf_ended_ones_are_lines(tmp_path: Path, fixture: str) -> None:
+    """Issue 41: a file whose first lines end with a lone CR (a serial console, an old Mac
+    editor) and the rest with LF lost its header, Mem-Info and warnings, and read the trigger as
+    one name of all the CR-joined lines. A CR is a line break where a prefix follows it."""
+    from tests.conftest import FIXTURES
+
+    lines = (FIXTURES / fixture / "kernel.log").read_text().split("\n")
+    header = next(i for i, line in enumerate(lines) if "invoked oom-killer" in line)
+    mixed = tmp_path / "mixed.log"
+    mixed.write_bytes(("\r".join(lines[: header + 3]) + "\n" + "\n".join(lines[header + 3 :])).encode())
+    clean = tmp_path / "clean.log"
+    clean.write_text("\n".join(lines))
+
+    def facts(log: Path) -> tuple[object, ...]:
+        document = json.loads(
+            run("list", "-k", str(log), "-f", "json", "--tz", "UTC", "--year", "2026").stdout
+        )
+        episodes = [
+            {k: v for k, v in e.items() if k not in ("lines", "line", "id", "source")}
+            for e in document["episodes"]
+        ]
+        return episodes, [w["kind"] for w in document["warnings"]], document["source"]["problems"]
+
+    episodes, warnings, problems = facts(mixed)
+    assert (episodes, warnings, problems) == facts(clean)
+    assert episodes[0]["trigger"]["comm"] and "\r" not in episodes[0]["trigger"]["comm"]

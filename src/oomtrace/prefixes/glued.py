@@ -53,6 +53,21 @@ def syslog_after_junk(line: str) -> int | None:
     return found.start() if found is not None else None
 
 
+# Lines ended by a lone CR (old Mac style, a serial console) in a file whose later lines end with
+# LF: the first "line" holds many. Split at a CR only where a prefix of a line of its own follows,
+# so that a CR inside a name (`x\ry`) stays in it.
+_AFTER_CR = lazy_compile(
+    r"\r(?=(?:<\d{1,3}>)?\[\s*\d{1,10}\.\d{6}\]|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} "
+    r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})"
+)
+
+
+def cr_ended_lines(line: str) -> list[str] | None:
+    """The lines of a line that holds several ended by a lone CR, or None."""
+    pieces = _AFTER_CR.split(line)
+    return pieces if len(pieces) > 1 else None
+
+
 def holds_joined_lines(line: str) -> bool:
     """Several log lines pasted onto one, their line breaks turned into spaces?"""
     return len(line) > 160 and "  " in line and _JOINED_AT.search(line) is not None

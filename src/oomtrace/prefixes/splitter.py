@@ -15,7 +15,7 @@ from datetime import datetime
 
 from oomtrace.prefixes.cut import Split
 from oomtrace.prefixes.dmesg import LEARNABLE_UPTIME, UPTIME
-from oomtrace.prefixes.glued import JOINED, glued_lines, holds_joined_lines
+from oomtrace.prefixes.glued import JOINED, cr_ended_lines, glued_lines, holds_joined_lines
 from oomtrace.prefixes.grammar import split_prefixes
 from oomtrace.prefixes.journal import split_verbose
 from oomtrace.prefixes.jsonlines import split_json
@@ -55,6 +55,8 @@ class LineSplitter(ReadState):
     def split(self, line: str, line_no: int) -> list[Record]:
         """Records for one input line: usually one; several for `#012`-joined rsyslog lines."""
         line = line.rstrip("\r\n")
+        if "\r" in line and (pieces := cr_ended_lines(line)) is not None:
+            return [r for piece in pieces for r in self.split(piece, line_no)]
         learnt = self._learnt(line)
         if learnt is not None:
             message, same = learnt
