@@ -278,11 +278,14 @@ def test_latin1_and_coloured_logs_are_text(tmp_path: Path, monkeypatch: pytest.M
     assert [e["victim"]["pid"] for e in document["episodes"]] == [1966928]
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-8-sig"])
+@pytest.mark.parametrize(
+    "encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be", "utf-8-sig"]
+)
 def test_utf16_and_utf32_logs_are_read(
     encoding: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # PowerShell's `>` writes UTF-16 with a byte order mark; "-le"/"-be" have none.
+    # PowerShell's `>` writes UTF-16 with a byte order mark; "-le"/"-be" have none (issue 41: UTF-32
+    # without one was refused as "does not look like a kernel log").
     log = tmp_path / "kern.log"
     log.write_bytes(SEED000.read_text().encode(encoding))
     assert_reads_as_seed000(same_on_both_paths(log, monkeypatch), monkeypatch)

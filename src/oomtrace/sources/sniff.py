@@ -71,6 +71,15 @@ def encoding_of(sample: bytes) -> str | None:
     for bom, encoding in _BOMS:
         if sample.startswith(bom):
             return encoding
+    # UTF-32 (PowerShell's `Out-File -Encoding utf32` without its BOM, a copy that cut it): of
+    # each four bytes of an ASCII text, three are NULs.
+    quarters = [sample[i:4096:4] for i in range(4)]
+    if len(quarters[3]) >= 32:
+        nuls = [q.count(0) / len(q) for q in quarters]
+        if nuls[0] < 0.1 and min(nuls[1:]) > 0.9:
+            return "utf-32-le"
+        if nuls[3] < 0.1 and min(nuls[:3]) > 0.9:
+            return "utf-32-be"
     even, odd = sample[0:2048:2], sample[1:2048:2]
     if len(odd) >= 32:
         if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
