@@ -67,3 +67,35 @@ def test_lines_ended_by_a_lone_cr_before_lf_ended_ones_are_lines(tmp_path: Path,
     episodes, warnings, problems = facts(mixed)
     assert (episodes, warnings, problems) == facts(clean)
     assert episodes[0]["trigger"]["comm"] and "\r" not in episodes[0]["trigger"]["comm"]
+
+
+def test_the_span_read_is_from_the_earliest_time_to_the_latest(tmp_path: Path) -> None:
+    """Issue 41: the summary's "to" was the last line's time: a line stamped 09:00 after a kill
+    at 13:12 (a clock set back) made it "from 12:58 to 09:00"."""
+    from tests.conftest import FIXTURES
+
+    log = tmp_path / "back.log"
+    seed = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_text()
+    log.write_text(seed + "Nov 14 09:00:00 spark-01 kernel: r8169 0000:01:00.0 enP7s7: Link is Up\n")
+    said = " ".join(run("list", "-k", str(log), "--tz", "UTC", "--year", "2026").stdout.split())
+    assert "78 lines from 2026-11-14 09:00:00+00:00 to 2026-11-14 13:14:02+00:00." in said
+
+
+def test_boot_time_does_not_date_a_later_boot_and_says_so(tmp_path: Path) -> None:
+    """Issue 41: after the uptime went back (a reboot in a concatenated dmesg), a later kill lost
+    its wall time without a word. --boot-time is the first boot's: the later boot's kill has no
+    wall time (never the first boot's time plus its uptime), and the summary says why."""
+    log = tmp_path / "dmesg.log"
+    log.write_text(
+        f"[ 5000.000000] {KILL_LINE}\n[   10.000000] Linux version 6.8.0\n"
+        f"[  310.000000] {KILL_LINE.replace('4242', '4243')}\n"
+    )
+    result = run("list", "-k", str(log), "--boot-time", "2026-11-14 08:36:40", "--tz", "UTC", "-f", "json")
+    document = json.loads(result.stdout)
+    assert [(e["victim"]["pid"], e["time"]) for e in document["episodes"]] == [
+        (4242, "2026-11-14T10:00:00+00:00"),
+        (4243, None),
+    ]
+    (problem,) = [p["problem"] for p in document["source"]["problems"]]
+    assert problem.startswith("the uptime went back at line 2 (uptime 10 s): a later boot")
+    assert "no wall time" in problem

@@ -18,7 +18,18 @@ class _SourceInfo:
     """What the summary says of one source, counted as its records are fed (typed fields: a dict
     of objects needed a conversion and a type-checker exemption at each count)."""
 
-    __slots__ = ("events", "first", "kind", "last", "problem", "program_oom", "recognised", "records")
+    __slots__ = (
+        "events",
+        "first",
+        "given_boot",
+        "kind",
+        "last",
+        "later_boot",
+        "problem",
+        "program_oom",
+        "recognised",
+        "records",
+    )
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -31,6 +42,11 @@ class _SourceInfo:
         self.problem: str | None = None
         self.program_oom: str | None = None
         """The first program's own out-of-memory error among lines of no known prefix."""
+        self.given_boot = False
+        """Was --boot-time given for it (the boot time of its first boot)?"""
+        self.later_boot: Record | None = None
+        """With --boot-time, the first line of a later boot (its uptime went back) that has no
+        boot time of its own: its lines and those after it have no wall time."""
 
 
 class SourceLedger:
@@ -49,9 +65,10 @@ class SourceLedger:
     # ---- what a source says of itself ----------------------------------------------
 
     def begin(self, name: str, kind: str, boot_time: datetime | None) -> None:
-        self._sources[name] = _SourceInfo(kind)
+        info = self._sources[name] = _SourceInfo(kind)
         if boot_time is not None:
             self._offsets[(name, 0)] = boot_time
+            info.given_boot = True
 
     def set_record_count(self, source: str, count: int) -> None:
         self._sources.setdefault(source, _SourceInfo("file")).records = count
@@ -91,17 +108,19 @@ class SourceLedger:
                     info.program_oom = f"{said!r} at line {record.line_no}"
             return info
         info.recognised += 1
+        if stamp.boot and info.given_boot and info.later_boot is None and stamp.wall is None:
+            info.later_boot = record
         if stamp.wall is not None and stamp.uptime is not None:
             boot = minus_seconds(stamp.wall, stamp.uptime)
             if boot is not None:
                 self._offsets.setdefault((record.source, stamp.boot), boot)
-        if info.first is None:
+        # The span is from the earliest wall time to the latest, not from the first line to the
+        # last: entries of a store read a host at a time (sources/journal.py) go back in time,
+        # and so does a clock set back (an NTP step, a VM restored), which made the summary say
+        # "from 12:58 to 09:00" of a log that held a kill at 13:12.
+        if info.first is None or _earlier(stamp, info.first):
             info.first = (record, seq)
-        elif record.separate and stamp.wall is not None and _earlier(stamp, info.first):
-            # Entries of a store read a host at a time (sources/journal.py) go back in time:
-            # the span is from the earliest to the latest.
-            info.first = (record, seq)
-        if not (record.separate and stamp.wall is not None and _earlier(stamp, info.last)):
+        if not _earlier(stamp, info.last):
             info.last = (record, seq)
         if record.host is not None and stamp.wall is not None:
             self._widen(record.host, stamp.wall, stamp.wall)
@@ -154,9 +173,25 @@ class SourceLedger:
             events=info.events,
             first=moment(info.first),
             last=moment(info.last),
-            problem=info.problem,
+            problem=_with_later_boot(info, self._offsets.get((name, info.later_boot.stamp.boot)))
+            if info.later_boot is not None
+            else info.problem,
             program_oom=info.program_oom,
         )
+
+
+def _with_later_boot(info: _SourceInfo, learnt: datetime | None) -> str | None:
+    """The source's problem, and that --boot-time did not date a later boot's lines (unless that
+    boot's time was learnt from a line stamped both ways)."""
+    record = info.later_boot
+    if record is None or learnt is not None:
+        return info.problem
+    uptime = f" (uptime {record.stamp.uptime:,.0f} s)" if record.stamp.uptime is not None else ""
+    said = (
+        f"the uptime went back at line {record.line_no:,}{uptime}: a later boot, which --boot-time "
+        "(the first boot's) does not date; its lines and its kills have no wall time"
+    )
+    return f"{info.problem}; {said}" if info.problem else said
 
 
 def _earlier(stamp: Stamp, kept: tuple[Record, int] | None) -> bool:
