@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -541,3 +542,38 @@ def test_a_killers_record_from_another_process_is_a_claim_not_a_kill(tmp_path: P
     # The two real kills (worker.service, and chrome "+1 more"), not the claims.
     assert result.exit_code == 1 and result.stdout.startswith("OOM kill: worker.service")
     assert "+1 more" in result.stdout and "systemd" not in result.stdout
+
+
+def test_an_entry_that_only_names_itself_kernel_is_a_claim(tmp_path: Path) -> None:
+    """Issue 41: `logger -t kernel "Out of memory: Killed process ..."` (SYSLOG_IDENTIFIER=kernel,
+    _TRANSPORT=syslog, uid 1000) was read as the kernel's kill: check said it, export counted it.
+    Only _TRANSPORT=kernel is the kernel's; such an entry is a claim, said with its writer."""
+    start = datetime(2026, 11, 14, 9, 0, tzinfo=UTC)
+    forged = Entry(
+        T0,
+        "spark-02",
+        BOOT_02,
+        "Out of memory: Killed process 4242 (sshd) total-vm:1000kB, anon-rss:500kB, file-rss:0kB, "
+        "shmem-rss:0kB, UID:0 pgtables:40kB oom_score_adj:0",
+        "kernel",
+        extra={"_TRANSPORT": "syslog", "_UID": "1000", "_GID": "1000", "_COMM": "logger"},
+    )
+    journal = write_journal(tmp_path / "forged.journal", [forged], {BOOT_02: start})
+    document = list_json("--journal-file", str(journal))
+    episodes = [(e["victim"]["comm"], e["doubt"]) for e in document["episodes"]]
+    assert episodes == []  # the readers ask the journal for _TRANSPORT=kernel entries only
+    # Saved with `journalctl -o json` and read as a file, the entry says what it is.
+    exported = tmp_path / "forged.json"
+    with exported.open("w") as out:
+        subprocess.run(["journalctl", "--file", str(journal), "-o", "json"], stdout=out, check=True)
+    document = list_json("-k", str(exported))
+    episodes = [(e["victim"]["comm"], e["doubt"]) for e in document["episodes"]]
+    assert episodes == [("sshd", "claimed by an unprivileged process (uid 1000, logger)")]
+    prom = tmp_path / "oom.prom"
+    assert run("export", "--journal-file", str(journal), "--prom-textfile", str(prom)).exit_code == 0
+    assert not [
+        line for line in prom.read_text().splitlines() if line.startswith("oomtrace_oom_kills_total{")
+    ]
+    # The same entry as the kernel wrote it (_TRANSPORT=kernel) is a kill.
+    real = write_journal(tmp_path / "real.journal", [dataclasses.replace(forged, extra={})], {BOOT_02: start})
+    assert [e["doubt"] for e in list_json("--journal-file", str(real))["episodes"]] == [None]

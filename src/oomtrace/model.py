@@ -184,7 +184,8 @@ class Episode(Frozen):
     doubt: str | None = None
     """Why the kill is a claim, not a proven kill (a userspace killer's or systemd's record):
     UNVERIFIED where its sender cannot be proven (a text log), or the journal's words for the
-    process that wrote it instead of the killer. None: the kernel's, or proven. `check`,
+    process that wrote it instead of the killer (a journal entry that only names itself `kernel`,
+    `logger -t kernel`, included). None: the kernel's, or proven. `check`,
     `export` and the watcher's hooks count only kills without a doubt."""
 
     @property

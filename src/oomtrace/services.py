@@ -27,8 +27,12 @@ CLAIMING_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "systemd")
 
 
 def doubt_of(killer: str, sender: str | None) -> str | None:
-    """Episode.doubt of a kill `killer` is said to have made, written by `sender`."""
-    if killer not in CLAIMING_KILLERS or sender == PROVEN:
+    """Episode.doubt of a kill `killer` is said to have made, written by `sender`. A kernel kill
+    is doubted only where the journal shows another writer (a text log's kernel lines are
+    trusted as the log itself is)."""
+    if sender == PROVEN or (killer == "kernel" and sender is None):
+        return None
+    if killer not in (*CLAIMING_KILLERS, "kernel"):
         return None
     if sender is None:
         return UNVERIFIED

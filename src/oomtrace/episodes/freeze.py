@@ -17,7 +17,7 @@ from oomtrace.episodes.memory import mem_info, memcg_stats, page_size, swap
 from oomtrace.episodes.moments import moment_of
 from oomtrace.episodes.victim import victim_of
 from oomtrace.model import Chosen, Episode, Frame, MemcgCounter, Moment, Reap, Trigger, Zone
-from oomtrace.services import bare_episode
+from oomtrace.services import bare_episode, doubt_of
 
 MAX_FRAMES = 64
 # Frames of the OOM killer's own stack dump: a CPU/PID line before them is the trigger's.
@@ -50,6 +50,7 @@ class Freezer(ReportEvents):
         return Episode(
             id=number,
             killer="kernel",
+            doubt=doubt_of("kernel", draft.kill.record.sender) if draft.kill is not None else None,
             moment=self.resolve(kill_moment(draft)),
             began=self.resolve(moment_of(draft.events[0].record, draft.seq)),
             host=draft.host,

@@ -57,7 +57,8 @@ def journal_records(
     systemd-python with string converters): both journal sources use this, so they agree."""
     message = _json_message(entry.get("MESSAGE"))
     ident = _clean(entry.get("SYSLOG_IDENTIFIER"))
-    if entry.get("_TRANSPORT") == "kernel":
+    transport = entry.get("_TRANSPORT")
+    if transport == "kernel":
         ident = "kernel"
     host = _clean(entry.get("_HOSTNAME"))
     wall = None
@@ -79,8 +80,13 @@ def journal_records(
     if raw is None:
         # What `journalctl -o short-iso` would print: quotable evidence, not a JSON blob.
         raw = f"{stamp_text} {host or '-'} {ident or '-'}: {message}"
-    # The kernel's own entries: only the kernel, or root through /dev/kmsg, writes them.
-    sender = PROVEN if ident == "kernel" else sender_of(entry, ident) if ident in _CLAIMS else None
+    # The kernel's own entries: only the kernel, or root through /dev/kmsg, writes them. An entry
+    # that only names itself `kernel` (`logger -t kernel`, _TRANSPORT=syslog) is any process's.
+    sender: str | None
+    if ident == "kernel":
+        sender = PROVEN if transport in (None, "kernel") else _writer(entry, transport)
+    else:
+        sender = sender_of(entry, ident) if ident in _CLAIMS else None
     return [
         Record(source, number, raw, part, stamp, ident, host, separate=True, sender=sender)
         for part in message.split("\n")
@@ -103,6 +109,14 @@ def sender_of(entry: dict[str, object], ident: str) -> str | None:
     if unit in (f"{program}.service", f"{program}-desktop.service") or (uid == "0" and comm == program[:15]):
         return PROVEN
     return f"uid {uid}, {comm}"
+
+
+def _writer(entry: dict[str, object], transport: object) -> str:
+    """Who wrote an entry that is not the kernel's, by journald's trusted fields."""
+    uid, comm = _clean(entry.get("_UID")), _clean(entry.get("_COMM"))
+    if uid is not None and comm is not None:
+        return f"uid {uid}, {comm}"
+    return f"sent through {_clean(transport) or 'an unknown transport'}"
 
 
 def _clean(value: object) -> str | None:
