@@ -807,3 +807,29 @@ def test_a_killers_record_not_proven_is_told_as_a_claim_not_a_kill() -> None:
     assert "systemd (pid 1) was killed by earlyoom, says a record that is unverified" in claim.text
     (kill,) = [n for n in _replay([replace(record, sender=PROVEN)]) if n.event in ("kill", "claim")]
     assert kill.event == "kill"
+
+
+def test_the_story_of_a_report_of_25000_rows_is_what_why_reads(tmp_path: Path) -> None:
+    """Issue 41: the watcher's story of a big report said "997 of 4,000 rows", trigger None,
+    header and Mem-Info missing, where `why` over the same log read 25,002 rows and the trigger.
+    The bound now applies to a report's body past 200,000 records, not to a story's records."""
+    lines = SEED000.read_text().splitlines()
+    header = next(n for n, line in enumerate(lines) if "pgtables_bytes" in line)
+    prefix = lines[header + 1].split("[")[0]
+    rows = [
+        f"{prefix}[{100_000 + k:>7}]  1000 {100_000 + k:>6}   100000     2000     1000     1000         0"
+        "   200704        0             0 worker"
+        for k in range(25_000)
+    ]
+    log = tmp_path / "big.log"
+    log.write_text("\n".join(lines[: header + 1] + rows + lines[header + 1 :]) + "\n")
+    (kill,) = [n for n in _replay(_records(log)) if n.event == "kill"]
+    told = kill.data["story"]
+    why = json.loads(
+        run("why", "llama-server", "-k", str(log), "--tz", "UTC", "--year", "2026", "-f", "json").stdout
+    )
+    for key in ("trigger", "constraint", "victim", "mem_info", "task_columns"):
+        assert told["episode"][key] == why["episode"][key], key
+    assert told["episode"]["trigger"]["comm"] == "dashboard-servi"
+    said = json.dumps(told)
+    assert "25,012 rows (981 kept" in said and said.count("rows") == json.dumps(why).count("rows")
