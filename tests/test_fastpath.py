@@ -702,3 +702,25 @@ def test_a_small_compressed_file_of_many_short_lines_is_scanned_in_chunks(  # ty
     source = KernelLogFile(str(packed), zone=UTC)
     count = sum(1 for _ in source.records())
     assert source.lines_read == 200_001 and count < 200_001 / 5  # the chunk scan: not a record a line
+
+
+def test_both_paths_read_a_comm_with_spaces_tabs_and_colons_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunk scan hands a header to the same grammar as the line-by-line read: `x<TAB>y`,
+    `Web Content`, `%%{init: x}%%` are the trigger's comm whole on both paths (not `y`, `x}%%`)."""
+    comms = ["x\ty", "Web Content", "%%{init: x}%%", "tmux: server", "a\u200bb"]
+    lines = []
+    for n, comm in enumerate(comms, 1):
+        lines.append(
+            f"[ {n}00.000000] {comm} invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0"
+        )
+        lines.append(
+            f"[ {n}00.100000] Out of memory: Killed process {n} ({comm}) total-vm:1000kB, anon-rss:500kB, "
+            "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:40kB oom_score_adj:0"
+        )
+    log = tmp_path / "names.log"
+    log.write_text("\n".join(lines) + "\n")
+    document = assert_same(log, monkeypatch)
+    assert [e["trigger"]["comm"] for e in document["episodes"]] == comms
+    assert [e["victim"]["comm"] for e in document["episodes"]] == comms

@@ -363,9 +363,9 @@ def test_json_escapes_invisible_characters_and_keeps_backslashes(
     for char in ("\u202e", "\u200b", "\u2028", "\x9b"):
         assert char not in result.stdout
     assert "\\u202e" in result.stdout and "\\u2028" in result.stdout and "\\u009b" in result.stdout
-    # `"h\\\\o\\\\-g\\u202e...`: the name as JSON writes it, so it reads back whole, every backslash kept
-    # (less the zero-width space, which the reader drops as a copy's artefact: prefixes._INVISIBLE).
-    assert json.dumps(name.replace("\u200b", ""))[1:-1] in result.stdout
+    # `"h\\\\o\\\\-g\\u202e...`: the name as JSON writes it, so it reads back whole, every backslash and
+    # the zero-width space kept (a copy's invisible characters are dropped only before a line).
+    assert json.dumps(name)[1:-1] in result.stdout
 
 
 def test_an_uptime_past_the_years_a_date_holds_learns_no_boot_time(tmp_path: Path) -> None:
@@ -381,3 +381,157 @@ def test_an_uptime_past_the_years_a_date_holds_learns_no_boot_time(tmp_path: Pat
     assert result.exit_code == 0, result.output
     episodes = json.loads(result.stdout)["episodes"]
     assert len(episodes) == 1 and episodes[0]["time"].startswith("2023-12-04T10:49:3")
+
+
+# ---- names: a comm whole, and shown so that two names never print alike (issue 41) -------------
+# The kernel's comm is up to 15 bytes and may hold spaces, tabs, `: ` and `# ` (Firefox's `Web
+# Content` and `Isolated Web Co`, tmux's `tmux: server`, `(sd-pam)`, `kworker/u16:2`).
+_NAMED_KILL = (
+    "Out of memory: Killed process {pid} ({victim}) total-vm:1000kB, anon-rss:500kB, file-rss:0kB, "
+    "shmem-rss:0kB, UID:0 pgtables:40kB oom_score_adj:0"
+)
+_NAMED_HEADER = (
+    "{trigger} invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0"
+)
+
+
+def _named_log(path: Path, pairs: list[tuple[str, str]], prefix: str = "[ {n}00.000000] ") -> Path:
+    lines = []
+    for n, (trigger, victim) in enumerate(pairs, 1):
+        lines.append(prefix.format(n=n) + _NAMED_HEADER.format(trigger=trigger))
+        lines.append(prefix.format(n=n) + _NAMED_KILL.format(pid=4000 + n, victim=victim))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _comms(path: Path) -> list[tuple[str, str]]:
+    result = run("list", "-k", str(path), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    episodes = json.loads(result.stdout)["episodes"]
+    return [((e["trigger"] or {}).get("comm"), (e["victim"] or {}).get("comm")) for e in episodes]
+
+
+_WHOLE_COMMS = [
+    "x\ty",  # /tmp/atk/names.log: read as `y`
+    "%%{init: x}%%",  # read as `x}%%`
+    "tmux: server",
+    "Web Content",
+    "Isolated Web Co",
+    "# heading",
+    "(sd-pam)",
+    "kworker/u16:2",
+    "x\\x09y\\xe2\\x80\\x8bz",  # /dev/kmsg's escapes: 5 bytes, not 19 characters
+    "gmain",
+]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "[ {n}00.000000] ",
+        "Nov 14 13:12:{n:02d} gpu1 kernel: ",
+        "Nov 14 13:12:{n:02d} gpu1 kernel: [ {n}00.5] ",
+    ],
+    ids=["dmesg", "syslog", "kern.log"],
+)
+def test_a_header_comm_is_the_whole_text_before_invoked(tmp_path: Path, prefix: str) -> None:
+    pairs = [(comm, "victim") for comm in _WHOLE_COMMS]
+    path = _named_log(tmp_path / "names.log", pairs, prefix)
+    triggers = [t for t, _ in _comms(path)]
+    assert triggers == _WHOLE_COMMS
+    for cut in ("y", "x}%%", "server", "Content", "Web Co", "heading"):
+        assert cut not in triggers
+
+
+def test_a_run_longer_than_a_comm_before_invoked_holds_a_prefix(tmp_path: Path) -> None:
+    """More than 15 bytes before ` invoked oom-killer` is no comm: a prefix no grammar read (a
+    shipper's host and tag, a printk caller id) stands before the name, cut at its separator."""
+    path = tmp_path / "prefixed.log"
+    path.write_text(
+        "[ 100.000000] gpu-node-17 | web: python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0\n"
+        "[ 100.000000] " + _NAMED_KILL.format(pid=1, victim="python3") + "\n"
+        "[ 200.000000][T31878] date invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0\n"
+        "[ 200.000000][T31878] " + _NAMED_KILL.format(pid=2, victim="date") + "\n"
+        "[ 300.000000][  T1234] Web Content invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0\n"
+        "[ 300.000000][  T1234] " + _NAMED_KILL.format(pid=3, victim="Web Content") + "\n"
+    )
+    assert _comms(path) == [("python3", "python3"), ("date", "date"), ("Web Content", "Web Content")]
+
+
+def test_a_real_comm_with_a_colon_and_a_space_is_read_whole() -> None:
+    """tests/realworld/cases/paste-btrfs-fio-qp-garbled-adj: `tmux: server invoked oom-killer`
+    (tmux names its server process so) was read as `server`."""
+    case = Path(__file__).parent / "realworld" / "cases" / "paste-btrfs-fio-qp-garbled-adj" / "input.txt"
+    triggers = [t for t, _ in _comms(case)]
+    assert "tmux: server" in triggers and "server" not in triggers
+
+
+_UNSEEN_NAMES = {
+    "a\u200bb\ufeffc": "a\\u200bb\\ufeffc",  # /tmp/atk/names.log: shown as `abc`
+    "\u3164\u034f\ufe0f": "\\u3164\\u034f\\ufe0f",  # shown raw: a Hangul filler draws nothing
+    "ll\u200eama": "ll\\u200eama",
+    "a\u2003b": "a\\u2003b",  # an em space is not a space
+    "\u115fx": "\\u115fx",
+    "x\ty": "x\\x09y",  # a tab is not the spaces a terminal draws for it
+}
+
+
+@pytest.mark.parametrize("name", _UNSEEN_NAMES, ids=[repr(n) for n in _UNSEEN_NAMES])
+def test_an_invisible_code_point_in_a_name_is_shown_escaped_everywhere(tmp_path: Path, name: str) -> None:
+    shown = _UNSEEN_NAMES[name]
+    path = _named_log(tmp_path / "names.log", [("trigger", name), ("other", "abc")])
+    assert [v for _, v in _comms(path)] == [name, "abc"]  # JSON keeps the exact string
+    for args in (
+        ("list",),
+        ("list", "--format", "markdown"),
+        ("why", "4001"),
+        ("why", "4001", "-f", "markdown"),
+    ):
+        out = run(*args, "-k", str(path)).stdout
+        # Markdown escapes the escape's backslash (`x\\x09y` renders as `x\x09y`).
+        assert (shown.replace("\\", "\\\\") if "markdown" in args else shown) in out, (args, out)
+        # A raw log line quoted in a code block keeps its tabs; nothing else does.
+        outside = re.sub(r"```text\n.*?```", "", out, flags=re.DOTALL)
+        for char in name:
+            assert (char.isascii() or char not in out) and (char != "\t" or char not in outside), (args, char)
+    document = run("why", "4001", "-k", str(path), "--format", "json").stdout
+    for char in name:
+        assert char.isascii() or (char not in document and f"\\u{ord(char):04x}" in document)
+    assert json.loads(document)["episode"]["victim"]["comm"] == name
+
+
+def test_every_format_space_and_separator_code_point_is_escaped() -> None:
+    """One rule (sanitize.py) for every invisible code point: all of Unicode's Cf, Zs but the
+    space, Zl and Zp, and the blank-drawing letters and marks."""
+    import sys
+    import unicodedata
+
+    from oomtrace.sanitize import inert
+
+    blank = "\u115f\u1160\u3164\uffa0\u034f\ufe00\ufe0f\U000e0100\u180b\u2800"
+    for code in [*range(0x30000), *range(0xE0000, 0xE1000)]:
+        char = chr(code)
+        if (unicodedata.category(char) in ("Cc", "Cf", "Zs", "Zl", "Zp") and char != " ") or char in blank:
+            assert inert(char).startswith("\\"), (hex(code), unicodedata.unidata_version, sys.version)
+    assert inert("Web Content ü é 日本 Ω") == "Web Content ü é 日本 Ω"
+
+
+def test_a_name_shaped_as_markup_stays_inert_in_markdown_and_mermaid(tmp_path: Path) -> None:
+    """A victim `%%{init: x}%%` (a Mermaid directive), a trigger `# heading`: text shows them as
+    they are; Markdown never starts a heading with one nor lets one into a chart as a directive."""
+    case = FIXTURES / "seed000_llama_server_gb10"
+    text = (case / "kernel.log").read_text()
+    path = tmp_path / "kernel.log"
+    path.write_text(text.replace("llama-server", "%%{init: x}%%").replace("dashboard-servi", "# heading"))
+    why = run("why", "%%{init: x}%%", "-k", str(path), "--tz", "UTC").stdout
+    assert "%%{init: x}%%" in why and "# heading" in why
+    for args in (("why", "%%{init: x}%%"), ("report",)):
+        markdown = run(*args, "-k", str(path), "--tz", "UTC", "--format", "markdown").stdout
+        assert "```mermaid" in markdown
+        assert "\\# heading" in markdown
+        for line in markdown.splitlines():
+            assert not line.lstrip("> ").startswith(("# heading", "%%{init: x", "\\%%{init"))
+        charts = re.findall(r"```mermaid\n(.*?)```", markdown, re.DOTALL)
+        for chart in charts:
+            assert "%%{init: x" not in chart and "# heading" not in chart
+            assert all(not line.startswith("%%") or "themeVariables" in line for line in chart.splitlines())

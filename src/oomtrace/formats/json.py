@@ -14,7 +14,7 @@ from oomtrace.formats.base import Format
 from oomtrace.frozen import asdict
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis, Elided, Episode, Incident, KernelWarning, Moment
-from oomtrace.sanitize import CONTROL
+from oomtrace.sanitize import INVISIBLE
 from oomtrace.services import restart_count
 from oomtrace.story import Story, TimelineEntry
 from oomtrace.storyview import ReportView, WhyView
@@ -125,13 +125,11 @@ class JsonFormat(Format):
 def _dumps(value: Any, indent: int, plain: bool = True) -> str:
     """`value` as it appears `indent` spaces deep in an indent=2 document."""
     text = json.dumps(value, indent=2, ensure_ascii=not plain).replace("\n", "\n" + " " * indent)
-    # json.dumps keeps what is not ASCII as it is, bidi overrides, zero-width spaces, U+2028 and
-    # C1 controls too: those are written `\u202e`, as ensure_ascii would (they only occur inside
-    # strings, so the document reads back the same): a viewer of the JSON cannot be fooled.
-    return _INVISIBLE.sub(_json_escape, text) if plain and not text.isascii() else text
-
-
-_INVISIBLE = re.compile(CONTROL.pattern.replace("\x00-\x08\x0a-\x1f", ""))
+    # json.dumps keeps what is not ASCII as it is, bidi overrides, zero-width spaces, U+2028, a
+    # Hangul filler and C1 controls too: those (sanitize.INVISIBLE) are written `\u202e`, as
+    # ensure_ascii would (they only occur inside strings, so the document reads back the same):
+    # a viewer of the JSON cannot be fooled.
+    return INVISIBLE.sub(_json_escape, text) if plain and not text.isascii() else text
 
 
 def _json_escape(match: re.Match[str]) -> str:

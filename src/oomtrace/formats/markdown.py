@@ -11,7 +11,7 @@ from oomtrace.formats import mermaid
 from oomtrace.formats.base import Format
 from oomtrace.listview import HostsView, ListView
 from oomtrace.model import Analysis
-from oomtrace.sanitize import inert
+from oomtrace.sanitize import inert, inert_line
 from oomtrace.storyview import Fact, Grid, MemoryView, ReportView, ServerLogView, StoryView, WhyView
 from oomtrace.units import clock_time
 from oomtrace.verdict import Verdict
@@ -62,7 +62,7 @@ def code_span(value: str) -> str:
 
 def code_block(lines: list[str], info: str = "text") -> str:
     """A fenced block that no backtick run inside it can close."""
-    body = [inert(line) for line in lines]
+    body = [inert_line(line) for line in lines]
     longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
     return "\n".join([fence + info, *body, fence])
@@ -308,7 +308,7 @@ def _raw_lines(story: StoryView, budget: int) -> str:
     kept: list[str] = []
     used = 0
     for line in lines:
-        cost = len(inert(line)) + 1
+        cost = len(inert_line(line)) + 1
         if used + cost > budget:
             break
         kept.append(line)

@@ -95,6 +95,7 @@ PAGE_ALLOCATION_FAILURE = MessageKind(
     "kworker/u8:2: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL|__GFP_COMP), "
     "nodemask=(null),cpuset=/,mems_allowed=0",
     after_name=": page allocation failure",
+    name_is_comm=True,
     warning=True,
 )
 

@@ -30,6 +30,10 @@ class MessageKind(Frozen):
     after_name: str = ""
     """For a message that begins with a process or unit name (`java invoked oom-killer`), the
     literal that follows the name: where the name ends in a line whose prefix is unknown."""
+    name_is_comm: bool = False
+    """The name before `after_name` is a task's comm, which may hold spaces, tabs, `: ` or `# `
+    (`Web Content`): the whole text before `after_name` is the name when it fits a comm
+    (registry.fits_comm), and only a longer run is cut at a separator, as a prefix no grammar read."""
     warning: bool = False
     """Its events are warnings collapsed into runs (the label says what they mean)."""
     opens_report: bool = False

@@ -77,7 +77,14 @@ _BEGINS = lazy_compile(
     "|".join(re.escape(b) for b in sorted({b for k in MESSAGES for b in k.begins}, key=len)[::-1])
 )
 _TASKS_BEGIN = lazy_compile(r"\[\s*pid\s*\]|\[\s*\d{1,9}\]\s+\d")
-_NAME_ENDS = tuple(k.after_name for k in MESSAGES if k.after_name)
+_NAME_ENDS = tuple((k.after_name, k.name_is_comm) for k in MESSAGES if k.after_name)
+# A task's comm is TASK_COMM_LEN (16) bytes with its NUL. /dev/kmsg, and so journald and dmesg,
+# write a byte that is not printable ASCII as `\xNN`, rsyslog a control character as `#ooo`:
+# each escape stands for one byte of the comm.
+COMM_BYTES = 15
+# CONFIG_PRINTK_CALLER's `[T31878]` (a thread) or `[  C3]` (a CPU) after the stamp, before the name.
+_CALLER = lazy_compile(r"\[\s*[TC]\d{1,10}\]\s*")
+_ESCAPED_BYTE = lazy_compile(r"\\x[0-9a-fA-F]{2}|#[0-7]{3}")
 # What separates a prefix from a name that stands first in a message.
 _SEPARATORS = ("] ", ": ", "| ", "> ", "$ ", "# ", "\t")
 
@@ -103,15 +110,34 @@ def _message_start(text: str) -> int:
     table = _TASKS_BEGIN.search(text)
     if table:
         starts.append(table.start())
-    for name_end in _NAME_ENDS:
+    for name_end, comm in _NAME_ENDS:
         at = text.find(name_end)
         if at > 0:
             head = text[:at]
+            if comm:
+                # The comm whole (`Web Content invoked oom-killer`, `tmux: server`, `x<TAB>y
+                # cpuset=/`), after a printk caller id the grammar left (`[T31878] date`).
+                caller = _CALLER.match(head)
+                skip = caller.end() if caller else 0
+                if fits_comm(head[skip:]):
+                    starts.append(skip)
+                    continue
             starts.append(max(head.rfind(sep) + len(sep) if sep in head else 0 for sep in _SEPARATORS))
     return min(starts) if starts else 0
 
 
 _message_start_seen = functools.lru_cache(maxsize=4096)(_message_start)
+
+
+def fits_comm(name: str) -> bool:
+    """Could `name` be a whole comm: at most 15 bytes, an escape (`\\x09`, `#011`) one byte?
+    A longer run before ` invoked oom-killer` holds a prefix no grammar read (`node-7 | web:
+    python3`), cut at its last separator instead."""
+    if not name or name.isspace():
+        return False
+    if len(name) <= COMM_BYTES and name.isascii():
+        return True
+    return len(_ESCAPED_BYTE.sub("_", name).encode("utf-8", "surrogatepass")) <= COMM_BYTES
 
 
 def readme_table() -> str:

@@ -57,6 +57,7 @@ OOM_INVOKED = MessageKind(
     "order=0, oom_score_adj=200",
     begins=("oom-killer: gfp_mask",),
     after_name=" invoked oom-killer",
+    name_is_comm=True,
     opens_report=True,
 )
 
@@ -78,6 +79,7 @@ CPUSET_LINE = MessageKind(
     "the trigger's cpuset (pre-4.19)",
     "sed cpuset=/ mems_allowed=0-1",
     after_name=" cpuset=",
+    name_is_comm=True,
     in_report=True,
 )
 

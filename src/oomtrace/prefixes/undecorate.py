@@ -28,9 +28,12 @@ _MD_ESCAPE = lazy_compile(r"\\([\[\]_*#<>`()|-])")
 # Escapes only Markdown writes, where the kernel writes the text (a stamp's or a pid's bracket,
 # its field names): a line without one is log text, whose backslashes (`ll\ama\-srv`) are its own.
 _MD_ESCAPED = lazy_compile(r"\\\[\s*\d|oom\\_|\\_(?:mask|memcg|allowed|bytes|adj)|\\-(?:rss|vm|killer)")
-# Characters a copy adds that nobody sees: zero-width spaces and joiners, direction marks, a
-# byte-order mark; a no-break space stands for a space.
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None) | {0xA0: " "}
+# Characters a copy adds before a line that nobody sees: zero-width spaces and joiners, direction
+# marks, a byte-order mark. Only before it: inside the message they are the log's own (a comm
+# `a\u200bb` is not `ab`), kept, and shown escaped (sanitize.py). A no-break space stands for a
+# space anywhere.
+_INVISIBLE_LEAD = "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"
+_NO_BREAK = {0xA0: " "}
 # Terminal sequences a paste kept before its lines (`dmesg --color=always`, a pager's output), and
 # the colours within a line that begins with one. An escape inside a message of an uncoloured
 # line is the message's own (a process name may hold one): kept, and shown escaped.
@@ -65,7 +68,7 @@ def undecorate(line: str, decoration: str, *, quoted_printable: bool = False) ->
         # of any length: what follows is the next line the daemon wrote.
         line = line.lstrip("\0")
     if not line.isascii():
-        line = line.translate(_INVISIBLE)
+        line = line.lstrip(_INVISIBLE_LEAD).translate(_NO_BREAK)
     if line[:1] == "\x1b" and (lead := _ANSI_LEAD.match(line)):
         line = _ANSI_COLOUR.sub("", line[lead.end() :])
     if decoration and line.startswith(decoration):
