@@ -209,10 +209,10 @@ def test_report_counts_every_kill_of_the_log_and_says_how_many_were_kept(
     assert counts["kills"] == 20 and counts["kept_kills"] == 7
     assert counts["by_victim"] == {"oomprobe-hog": 20}
     assert counts["by_cause"] == {"cgroup-oom": 20}
-    assert counts["incidents"] == len(document["incidents"])
+    assert counts["kept_incidents"] == len(document["incidents"]) and counts["incidents"] == 20
     for form in ("text", "markdown"):
         said = " ".join(run("report", "-k", str(log), "--tz", "UTC", "--format", form).stdout.split())
-        assert "20 kill(s), 7 of them kept whole and told in" in said
+        assert "20 kill(s) in 20 incident(s), 7 of the kills kept whole and told in" in said
         assert "7 kill(s)" not in said
 
 
@@ -461,3 +461,66 @@ def test_counts_are_of_every_kill_past_the_ones_kept(
         assert host["incidents"] == report["counts"]["incidents"] == 1
         (story,) = report["incidents"]
         assert 1 + len(story["collateral"]) + story["collateral_more"] == 25
+
+
+def _kills_at(path: Path, offsets: list[int]) -> Path:
+    """The real memcg report once at each offset (seconds), each with its own pid."""
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    lines = []
+    for n, offset in enumerate(offsets):
+        stamp = f"{start + timedelta(seconds=offset):%Y-%m-%dT%H:%M:%S}+0000 gpu1 kernel:"
+        lines += [f"{stamp} {line.split('] ', 1)[1].replace('2110', str(10_000 + n))}" for line in MEMCG]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "offsets",
+    [
+        # A burst across the first boundary, two shortages in the middle, one across the last.
+        [0, 10, 20, 30, 40, 3600, 3610, 7200, *range(10_800, 10_890, 10), 14_400, 18_000, 21_600],
+        [10 * n for n in range(20)],  # one shortage through both boundaries
+        [3600 * n for n in range(20)],  # each kill its own
+        [
+            0,
+            10,
+            20,
+            3600,
+            3610,
+            3620,
+            3630,
+            3640,
+            3650,
+            3660,
+            3670,
+            3680,
+            3690,
+            3700,
+            7200,
+            7210,
+            7220,
+            7230,
+            7240,
+            7250,
+        ],
+    ],
+)
+def test_reports_count_the_incidents_of_the_whole_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offsets: list[int]
+) -> None:
+    """Issue 41: `report` counted the incidents of the kept kills only: a log whose kills not
+    kept were several shortages said fewer incidents than it held. The count with kills elided
+    equals the count of the same log read whole."""
+    log = _kills_at(tmp_path / "kills.log", offsets)
+
+    def counts() -> dict:
+        return json.loads(run("report", "-k", str(log), "--tz", "UTC", "--format", "json").stdout)["counts"]
+
+    whole = counts()
+    assert whole["kills"] == whole["kept_kills"] == 20 and whole["incidents"] == whole["kept_incidents"]
+    monkeypatch.setattr(build, "KEPT_FIRST", 3)
+    monkeypatch.setattr(build, "KEPT_LAST", 4)
+    elided = counts()
+    assert elided["kept_kills"] == 7 and elided["incidents"] == whole["incidents"]
+    said = " ".join(run("report", "-k", str(log), "--tz", "UTC").stdout.split())
+    assert f"20 kill(s) in {whole['incidents']} incident(s), 7 of the kills kept whole and told in" in said

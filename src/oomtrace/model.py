@@ -370,6 +370,9 @@ class Elided(Frozen):
     """Their host, when `one_burst`."""
     scope: tuple[str, str | None] = ("unknown", None)
     """What ran short in them (incidents.scope), when `one_burst`."""
+    incidents: int = 0
+    """The shortages among them that no kept incident continues: with the kept incidents, the
+    incidents of the whole log."""
 
     def find(self, pid: int) -> list[Moment]:
         """When the kills of `pid` among these were."""

@@ -297,6 +297,8 @@ class Report(Frozen):
     """The kills counted, not kept (model.Elided.per_minute), for the chart too."""
     kept: int = 0
     """Kills kept whole and told (the counts above are of the whole log, these and the elided)."""
+    incidents: int = 0
+    """Incidents of the whole log: those told, and the shortages among the kills not kept."""
 
 
 def report(analysis: Analysis, since: datetime | None, until: datetime | None, untimed: int) -> Report:
@@ -326,6 +328,7 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
         kill_times=times,
         elided_times=elided_times if analysis.elided is not None else (),
         kept=kept,
+        incidents=len(stories) + (analysis.elided.incidents if analysis.elided is not None else 0),
     )
 
 

@@ -141,8 +141,8 @@ def report_view(analysis: Analysis, report: Report) -> ReportView:
     if report.kept != kills:
         # The counts are of the whole log; the incidents told are those of the kills kept.
         told = (
-            f"{kills:,} kill(s), {report.kept:,} of them kept whole and told in "
-            f"{len(report.stories)} incident(s)"
+            f"{kills:,} kill(s) in {report.incidents:,} incident(s), {report.kept:,} of the kills kept "
+            f"whole and told in {len(report.stories):,} incident(s)"
         )
     return ReportView(
         title="OOM post-incident report",

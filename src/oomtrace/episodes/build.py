@@ -275,7 +275,13 @@ class EpisodeBuilder:
         else:
             episodes = _numbered(joined)
         warnings = self._runs.warnings(resolve)
-        incidents = incidents_of(episodes, warnings, Bridge(boundary, elided) if elided is not None else None)
+        bridge = Bridge(boundary, elided) if elided is not None else None
+        incidents = incidents_of(episodes, warnings, bridge)
+        if elided is not None and bridge is not None:
+            before = max((e for e in episodes if e.moment.seq <= boundary), key=_seq, default=None)
+            after = min((e for e in episodes if e.moment.seq > boundary), key=_seq, default=None)
+            bridged = before is not None and after is not None and bridge.joins(before, after)
+            elided = replace(elided, incidents=self._elided.incidents_beside(before, after, bridged))
         sources = self._ledger.summaries()
         ledger = self._ledger
         return Analysis(
@@ -317,3 +323,7 @@ def _numbered(episodes: list[Episode], start: int = 1) -> list[Episode]:
     else:
         ordered = sorted(episodes, key=lambda e: e.moment.seq)
     return [replace(e, id=number) for number, e in enumerate(ordered, start=start)]
+
+
+def _seq(episode: Episode) -> int:
+    return episode.moment.seq

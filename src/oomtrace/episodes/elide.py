@@ -21,6 +21,8 @@ _ELIDED_NAMES = 1000
 # (host, victim) pairs and metric label sets counted one by one; past these, the victim is "(other)".
 _ELIDED_PAIRS = 10_000
 _ELIDED_KINDS = 1000
+# Hosts whose open shortage is followed one by one (a fleet's merged log).
+_ELIDED_HOSTS = 10_000
 # Minutes counted one by one for the chart (a crash loop of 69 days); past this, quarter-hours
 # (every zone's offset is a whole number of them, so a chart's buckets still hold their own).
 _ELIDED_MINUTES = 100_000
@@ -63,10 +65,16 @@ class Elision:
         self._minute_s = 60
         self.one_burst = True
         self.scope: tuple[str, str | None] = ("unknown", None)
+        self.shortages = 0
+        """How many shortages (incidents' worth: incidents.py's rule, host by host) they hold."""
+        self._first_on: dict[str | None, tuple[Moment, tuple[str, str | None]]] = {}
+        self._open_on: dict[str | None, tuple[Moment, tuple[str, str | None]]] = {}
+        """Each host's first kill among them, and its latest with the scope of its shortage."""
 
     def add(self, episode: Episode) -> None:
         self.kills += 1
         self._burst(episode)
+        self._shortage(episode)
         if self.first is None:
             self.first = episode.moment
         self.last = episode.moment
@@ -97,6 +105,29 @@ class Elision:
             self.one_burst = False
         elif self.scope[0] == "unknown" or (mine[0] == "memcg" and self.scope[1] is None):
             self.scope = mine
+
+    def _shortage(self, episode: Episode) -> None:
+        """Count a new shortage where incidents_of would open a new incident: another host's, a
+        gap past a burst's, or another scope."""
+        host, mine = episode.host, scope(episode)
+        open_ = self._open_on.get(host)
+        gap = moment_gap(open_[0], episode.moment) if open_ is not None else None
+        if open_ is None or gap is None or not 0 <= gap <= BURST_GAP_S or not one_shortage(mine, open_[1]):
+            self.shortages += 1
+        elif open_[1][0] != "unknown" and not (mine[0] == "memcg" and open_[1][1] is None):
+            mine = open_[1]
+        if host not in self._open_on and len(self._open_on) >= _ELIDED_HOSTS:
+            return  # past the bound, each kill of a new host counts as a shortage of its own
+        self._open_on[host] = (episode.moment, mine)
+        self._first_on.setdefault(host, (episode.moment, mine))
+
+    def incidents_beside(self, before: Episode | None, after: Episode | None, bridged: bool) -> int:
+        """The shortages among them that are no kept incident's: those the kept kill just before
+        them (`before`) or just after (`after`) does not continue. `bridged`: the kept incidents
+        on both sides were joined into one through them (incidents.Bridge)."""
+        count = self.shortages - _continues(before, self._first_on, into=True)
+        count -= _continues(after, self._open_on, into=False)
+        return max(0, count + bridged)
 
     def _count(self, episode: Episode) -> None:
         """Its host, its metric labels and its minute: what `list --by-host`, `export` and the
@@ -157,3 +188,14 @@ class Elision:
             host=self.host,
             scope=self.scope,
         )
+
+
+def _continues(
+    kept: Episode | None, ends: dict[str | None, tuple[Moment, tuple[str, str | None]]], into: bool
+) -> bool:
+    """Does the kept kill make one shortage with the elided kill at that end on its host?"""
+    if kept is None or kept.host not in ends:
+        return False
+    moment, shortage = ends[kept.host]
+    gap = moment_gap(kept.moment, moment) if into else moment_gap(moment, kept.moment)
+    return gap is not None and 0 <= gap <= BURST_GAP_S and one_shortage(scope(kept), shortage)

@@ -59,7 +59,8 @@ class JsonFormat(Format):
                 "since": iso_time(report.since),
                 "until": iso_time(report.until),
                 "counts": {
-                    "incidents": len(report.stories),
+                    "incidents": report.incidents,
+                    "kept_incidents": len(report.stories),
                     "kills": sum(n for _, n in report.by_victim),
                     "kept_kills": report.kept,
                     "by_victim": dict(report.by_victim),
