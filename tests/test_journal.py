@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -541,3 +542,64 @@ def test_a_killers_record_from_another_process_is_a_claim_not_a_kill(tmp_path: P
     # The two real kills (worker.service, and chrome "+1 more"), not the claims.
     assert result.exit_code == 1 and result.stdout.startswith("OOM kill: worker.service")
     assert "+1 more" in result.stdout and "systemd" not in result.stdout
+
+
+def _entry_objects(data: bytes) -> list[int]:
+    """The offsets of a journal file's ENTRY objects (type 3), walking its objects from the header
+    on (each 8-byte aligned, its size 8 bytes into its header)."""
+    header_size, arena_size = struct.unpack_from("<QQ", data, 88)
+    at, found = header_size, []
+    while at + 16 <= header_size + arena_size:
+        size = struct.unpack_from("<Q", data, at + 8)[0]
+        if size < 16:
+            break
+        if data[at] == 3:
+            found.append(at)
+        at += (size + 7) & ~7
+    return found
+
+
+def test_a_damaged_entry_that_ends_the_walk_of_a_file_is_said_and_its_host_kept(
+    fleet_store: Path, tmp_path: Path
+) -> None:
+    """Issue 41: an entry whose sequence number is overwritten (a bad sector in a copy) ends
+    libsystemd's walk of its file there: both readers lost the kills after it, exit 0, not a word."""
+    copy = tmp_path / "copy"
+    shutil.copytree(fleet_store, copy)
+    damaged = copy / "remote-spark-02.journal"
+    data = bytearray(damaged.read_bytes())
+    # The entry of the first kill line, just after its MESSAGE data object: its seqnum, 16 bytes in.
+    kill = data.index(b"Out of memory: Killed process 124531")
+    entry = next(at for at in _entry_objects(bytes(data)) if at > kill)
+    data[entry + 16 : entry + 24] = b"\xa5" * 8
+    damaged.write_bytes(bytes(data))
+    # What libsystemd does: journalctl --verify fails; a read ends at the damaged entry with exit 0
+    # and nothing on stderr (the damaged entry, the first kill line, is the last one shown).
+    verify = subprocess.run(
+        ["journalctl", "--verify", "--file", str(damaged)], capture_output=True, text=True
+    )
+    assert verify.returncode != 0 and "FAIL" in verify.stderr + verify.stdout
+    plain = subprocess.run(
+        ["journalctl", "--file", str(damaged), "-o", "cat"], capture_output=True, text=True
+    )
+    assert plain.returncode == 0 and plain.stderr == ""
+    assert "Killed process 124531" in plain.stdout and "Killed process 3015" not in plain.stdout
+    result = run("list", "-D", str(copy), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert _kills(document) == {("spark-01", 1966928), ("spark-02", 124531), ("spark-03", 88213)}
+    (problem,) = [p["problem"] for p in document["source"]["problems"]]
+    assert problem == (
+        "remote-spark-02.journal (host spark-02) is damaged: read only up to 2026-11-19 21:47:33+00:00, "
+        "short of its last kernel entry of 2026-11-19 21:47:35+00:00; the entries between could not "
+        "be read, kills among them (`journalctl --verify --file remote-spark-02.journal` checks it)"
+    )
+    text = " ".join(run("list", "-D", str(copy), "--tz", "UTC").stdout.split())
+    assert "remote-spark-02.journal (host spark-02) is damaged" in text
+    # The host stays in --by-host with what was read of it.
+    hosts = {h["host"]: h for h in list_json("--by-host", "-D", str(copy))["hosts"]}
+    assert set(hosts) == set(FLEET) and hosts["spark-02"]["kills"] == 1
+    # Sound files, or a range that ends before the damage, say nothing of the kind.
+    assert list_json("-D", str(fleet_store))["source"]["problems"] == []
+    before = list_json("-D", str(copy), "--until", "2026-11-19 21:47:00")["source"]["problems"]
+    assert before == []

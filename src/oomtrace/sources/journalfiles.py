@@ -30,6 +30,16 @@ _TAIL_ENTRY_ARRAY_AT = 256
 _OBJECT_SIZE = struct.Struct("<Q")  # an object's size, 8 bytes into its header
 
 
+class KernelTail(Frozen):
+    """A file's last kernel entry, found walking back from its end."""
+
+    realtime_us: int
+    host: str
+    boot: str
+    indexed: bool = True
+    """Whether a read matching _TRANSPORT=kernel finds it (False: the kernel index is damaged)."""
+
+
 class JournalFile(Frozen):
     path: str
     problem: str | None = None
@@ -40,6 +50,9 @@ class JournalFile(Frozen):
     """Smaller than its header says: read from a copy mended to end at the cut."""
     skipped: bool = False
     """Not read at all: unreadable, or not a journal file."""
+    tail: KernelTail | None = None
+    """Its last kernel entry, found walking back from its end: a read that ends before it was
+    stopped by a damaged entry (libsystemd ends a walk there without a word)."""
 
     @property
     def name(self) -> str:
@@ -72,17 +85,21 @@ def journal_files_under(directory: str) -> Iterator[str]:
         yield from (os.path.join(folder, name) for name in names if ".journal" in name)
 
 
-def survey(paths: list[str], kernel_index_broken: Callable[[str], bool]) -> tuple[JournalFile, ...]:
-    """Each file's header checked, and the kernel index of each sound one."""
+def survey(paths: list[str], kernel_tail: Callable[[str], KernelTail | None]) -> tuple[JournalFile, ...]:
+    """Each file's header checked, and the last kernel entry and kernel index of each sound one."""
     found = []
     for path in paths:
         file = _header_check(path)
-        if file.problem is None and kernel_index_broken(path):
+        tail = kernel_tail(path) if file.problem is None else None
+        if tail is not None:
+            file = JournalFile(path, tail=tail)
+        if tail is not None and not tail.indexed:
             file = JournalFile(
                 path,
                 f"{file.name} has a damaged kernel index (a match on _TRANSPORT=kernel loses entries "
                 "there): read on its own, every entry walked",
                 apart=True,
+                tail=tail,
             )
         found.append(file)
     return tuple(found)
