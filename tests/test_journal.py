@@ -592,13 +592,25 @@ def test_a_damaged_entry_that_ends_the_walk_of_a_file_is_said_and_its_host_kept(
     assert problem == (
         "remote-spark-02.journal (host spark-02) is damaged: read only up to 2026-11-19 21:47:33+00:00, "
         "short of its last kernel entry of 2026-11-19 21:47:35+00:00; the entries between could not "
-        "be read, kills among them (`journalctl --verify --file remote-spark-02.journal` checks it)"
+        "be read, and a kill there is not in this read (`journalctl --verify --file "
+        "remote-spark-02.journal` checks the file)"
     )
     text = " ".join(run("list", "-D", str(copy), "--tz", "UTC").stdout.split())
     assert "remote-spark-02.journal (host spark-02) is damaged" in text
     # The host stays in --by-host with what was read of it.
-    hosts = {h["host"]: h for h in list_json("--by-host", "-D", str(copy))["hosts"]}
+    by_host = list_json("--by-host", "-D", str(copy))
+    hosts = {h["host"]: h for h in by_host["hosts"]}
     assert set(hosts) == set(FLEET) and hosts["spark-02"]["kills"] == 1
+    assert hosts["spark-02"]["damaged_file"] == "remote-spark-02.journal"
+    assert hosts["spark-02"]["read_to"] == "2026-11-19T21:47:33+00:00"
+    assert hosts["spark-01"]["damaged_file"] is None and hosts["spark-03"]["read_to"] is None
+    assert (
+        "spark-02: its journal file remote-spark-02.journal is damaged: read only up to "
+        "2026-11-19 21:47:33+00:00 (1 kill read before that); the entries after could not be read "
+        "(a kill there is not in this list)"
+    ) in by_host["notes"]
+    damage_notes = [note for note in by_host["notes"] if "damaged" in note]
+    assert len(damage_notes) == 1 and damage_notes[0].startswith("spark-02:")
     # Sound files, or a range that ends before the damage, say nothing of the kind.
     assert list_json("-D", str(fleet_store))["source"]["problems"] == []
     before = list_json("-D", str(copy), "--until", "2026-11-19 21:47:00")["source"]["problems"]

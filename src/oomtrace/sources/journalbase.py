@@ -42,6 +42,8 @@ class BaseJournalSource(Source):
         self.zone = zone
         self.name = query.name
         self._spans: dict[str, tuple[datetime, datetime]] = {}
+        self._damage: dict[str, tuple[str, datetime | None]] = {}
+        self.host_damage = self._damage
         paths = journal_paths(query.directory, query.files)
         self.files = survey(paths, self._kernel_tail) if paths else ()
         # libsystemd skips or half-reads a damaged file without a word: say which, before reading.
@@ -119,6 +121,10 @@ class BaseJournalSource(Source):
             ):
                 continue
             end = clock_time(wall_time(tail.realtime_us, self.zone))
+            self._damage[tail.host] = (
+                file.name,
+                wall_time(last_us, self.zone) if last_us is not None else None,
+            )
             read = (
                 f"read only up to {clock_time(wall_time(last_us, self.zone))}"
                 if last_us is not None
@@ -126,8 +132,8 @@ class BaseJournalSource(Source):
             )
             self.add_problem(
                 f"{file.name} (host {inert(tail.host) or '?'}) is damaged: {read}, short of its last "
-                f"kernel entry of {end}; the entries between could not be read, kills among them "
-                f"(`journalctl --verify --file {file.name}` checks it)"
+                f"kernel entry of {end}; the entries between could not be read, and a kill there is not "
+                f"in this read (`journalctl --verify --file {file.name}` checks the file)"
             )
 
     def _merge_spans(self, spans: dict[str, tuple[datetime, datetime]]) -> None:
