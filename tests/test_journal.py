@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from oomtrace.sources.journalfiles import entry_out_of_order
 from tests.conftest import FIXTURES, ROOT, run
 from tests.journals import REMOTE, Entry, kernel_entries, write_journal
 
@@ -590,7 +591,8 @@ def test_a_damaged_entry_that_ends_the_walk_of_a_file_is_said_and_its_host_kept(
     assert _kills(document) == {("spark-01", 1966928), ("spark-02", 124531), ("spark-03", 88213)}
     (problem,) = [p["problem"] for p in document["source"]["problems"]]
     assert problem == (
-        "remote-spark-02.journal (host spark-02) is damaged: read only up to 2026-11-19 21:47:33+00:00, "
+        f"remote-spark-02.journal (host spark-02) is damaged (its first entry out of order is at byte "
+        f"{entry:,}): read only up to 2026-11-19 21:47:33+00:00, "
         "short of its last kernel entry of 2026-11-19 21:47:35+00:00; the entries between could not "
         "be read, and a kill there is not in this read (`journalctl --verify --file "
         "remote-spark-02.journal` checks the file)"
@@ -611,6 +613,9 @@ def test_a_damaged_entry_that_ends_the_walk_of_a_file_is_said_and_its_host_kept(
     ) in by_host["notes"]
     damage_notes = [note for note in by_host["notes"] if "damaged" in note]
     assert len(damage_notes) == 1 and damage_notes[0].startswith("spark-02:")
+    # The walk that finds the damaged entry finds none in a sound file.
+    assert entry_out_of_order(str(fleet_store / "remote-spark-02.journal")) is None
+    assert entry_out_of_order(str(damaged)) == entry
     # Sound files, or a range that ends before the damage, say nothing of the kind.
     assert list_json("-D", str(fleet_store))["source"]["problems"] == []
     before = list_json("-D", str(copy), "--until", "2026-11-19 21:47:00")["source"]["problems"]

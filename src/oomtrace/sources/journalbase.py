@@ -12,6 +12,7 @@ from oomtrace.sources.base import Source
 from oomtrace.sources.journalfiles import (
     JournalFile,
     KernelTail,
+    entry_out_of_order,
     host_groups,
     journal_paths,
     mended_copy,
@@ -130,8 +131,10 @@ class BaseJournalSource(Source):
                 if last_us is not None
                 else "none of its entries could be read"
             )
+            where = entry_out_of_order(file.path)
+            at = f" (its first entry out of order is at byte {where:,})" if where is not None else ""
             self.add_problem(
-                f"{file.name} (host {inert(tail.host) or '?'}) is damaged: {read}, short of its last "
+                f"{file.name} (host {inert(tail.host) or '?'}) is damaged{at}: {read}, short of its last "
                 f"kernel entry of {end}; the entries between could not be read, and a kill there is not "
                 f"in this read (`journalctl --verify --file {file.name}` checks the file)"
             )

@@ -165,6 +165,36 @@ def _last_whole_object(data: mmap.mmap, start: int, end: int) -> int | None:
     return last
 
 
+_ENTRY = 3
+_ENTRY_ORDER = struct.Struct("<QQ")  # an entry's seqnum and realtime, 16 bytes into it
+
+
+def entry_out_of_order(path: str) -> int | None:
+    """The offset of the first entry object whose sequence number or time is out of order with
+    both its neighbours' (overwritten: what ends libsystemd's walk there), walking every object
+    from the header on; None if none is, or the file cannot be walked. Asked only of a file
+    whose read stopped short: it reads the whole file."""
+    try:
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            header_size, arena_size = _HEADER.unpack_from(data)[1:]
+            end = min(len(data), header_size + arena_size)
+            entries: list[tuple[int, int, int]] = []
+            at = header_size
+            while at + 32 <= end:
+                (size,) = _OBJECT_SIZE.unpack_from(data, at + 8)
+                if size < 16:
+                    break
+                if data[at] == _ENTRY:
+                    entries.append((at, *_ENTRY_ORDER.unpack_from(data, at + 16)))
+                at += (size + 7) & ~7
+    except (OSError, ValueError, struct.error):
+        return None
+    for before, (at, seqnum, realtime), after in zip(entries, entries[1:], entries[2:], strict=False):
+        if not before[1] < seqnum < after[1] or realtime > max(before[2], after[2]):
+            return at
+    return None
+
+
 def host_groups(paths: list[str], hosts_of: Callable[[str], list[str]]) -> list[list[str]]:
     """The files, in groups that share no host: a journal-remote store's one file (or rotated
     few) per host. Each group is read merged, one after the other: libsystemd merging forty
