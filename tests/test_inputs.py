@@ -12,6 +12,7 @@ import json
 import lzma
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -480,3 +481,76 @@ def test_an_empty_standard_input_is_said_by_what_it_is(
     )
     assert done.returncode == 3
     assert (said or "the command before the pipe wrote no log: did it fail?") in done.stderr
+
+
+@pytest.fixture(scope="module")
+def rotated_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bench/make_log.py's 8 MiB kernel log with 20 reports: over 65,536 lines, so the line-by-line
+    path tells its progress once before its end."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from make_log import write
+
+    log = tmp_path_factory.mktemp("rotated") / "kern.log"
+    write(log, mib=8, reports=20)
+    return log
+
+
+def _read_while(log: Path, tmp_path: Path, change: Any) -> KernelLogFile:
+    """The copy of `log` read whole, `change` done to it at the reader's first progress report
+    (a deterministic point in the middle of the read: logrotate's copytruncate would come there)."""
+    tmp_path.mkdir()
+    copy = tmp_path / "kern.log"
+    copy.write_bytes(log.read_bytes())
+    source = KernelLogFile(str(copy), UTC)
+    calls: list[int] = []
+
+    def progress(done: int) -> None:
+        calls.append(done)
+        if len(calls) == 1:
+            change(copy)
+
+    source.progress = progress
+    for _ in source.records():
+        pass
+    assert calls, "no progress report: the change was never made"
+    return source
+
+
+@pytest.mark.parametrize("path", ["line by line", "chunk scan"])
+def test_a_log_that_shrinks_while_it_is_read_is_said(
+    rotated_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """Issue 41: logrotate's copytruncate empties kern.log while oomtrace reads it; the read ended
+    early without a word. Both paths now say it shrank, from what size to what, and how far
+    reading came."""
+    from oomtrace.sources import chunks
+
+    monkeypatch.setenv("OOMTRACE_FAST_MIN_BYTES", str(1 << 40) if path == "line by line" else "1")
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 256 << 10)  # the scan threads read ahead by chunks
+    size = rotated_log.stat().st_size
+    whole = _read_while(rotated_log, tmp_path / "whole", lambda copy: None)
+    assert whole.problem is None
+    source = _read_while(rotated_log, tmp_path / "cut", lambda copy: os.truncate(copy, 0))
+    assert source.problem is not None
+    said = re.fullmatch(
+        rf"\S+kern\.log shrank from {size:,} to 0 bytes while it was read \(logrotate's copytruncate "
+        r"does this\): read up to byte ([\d,]+); lines after it may be missing",
+        source.problem,
+    )
+    assert said is not None, source.problem
+    read_to = int(said.group(1).replace(",", ""))
+    assert 0 < read_to < size
+    # Every line said read is one of the file's first `read_to` bytes (a last one cut there too).
+    first = rotated_log.read_bytes()[:read_to]
+    assert source.lines_read == first.count(b"\n") + (not first.endswith(b"\n"))
+    # A log that grows while it is read (the usual: the kernel goes on writing) says nothing.
+    grown = _read_while(rotated_log, tmp_path / "grown", lambda copy: copy.open("ab").write(b"x\n" * 10))
+    assert grown.problem is None
+
+
+def test_a_log_read_whole_says_nothing_of_shrinking(rotated_log: Path, tmp_path: Path) -> None:
+    """A log that keeps its size while it is read says nothing of the kind on the command line."""
+    copy = tmp_path / "kern.log"
+    copy.write_bytes(rotated_log.read_bytes()[: 1 << 20])
+    result = run("list", "-k", str(copy), "--tz", "UTC")
+    assert result.exit_code == 0 and "shrank" not in result.output

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from oomtrace.sources.journalfiles import entry_out_of_order
 from tests.conftest import FIXTURES, ROOT, run
 from tests.journals import REMOTE, Entry, kernel_entries, write_journal
 
@@ -577,3 +579,80 @@ def test_an_entry_that_only_names_itself_kernel_is_a_claim(tmp_path: Path) -> No
     # The same entry as the kernel wrote it (_TRANSPORT=kernel) is a kill.
     real = write_journal(tmp_path / "real.journal", [dataclasses.replace(forged, extra={})], {BOOT_02: start})
     assert [e["doubt"] for e in list_json("--journal-file", str(real))["episodes"]] == [None]
+
+
+def _entry_objects(data: bytes) -> list[int]:
+    """The offsets of a journal file's ENTRY objects (type 3), walking its objects from the header
+    on (each 8-byte aligned, its size 8 bytes into its header)."""
+    header_size, arena_size = struct.unpack_from("<QQ", data, 88)
+    at, found = header_size, []
+    while at + 16 <= header_size + arena_size:
+        size = struct.unpack_from("<Q", data, at + 8)[0]
+        if size < 16:
+            break
+        if data[at] == 3:
+            found.append(at)
+        at += (size + 7) & ~7
+    return found
+
+
+def test_a_damaged_entry_that_ends_the_walk_of_a_file_is_said_and_its_host_kept(
+    fleet_store: Path, tmp_path: Path
+) -> None:
+    """Issue 41: an entry whose sequence number is overwritten (a bad sector in a copy) ends
+    libsystemd's walk of its file there: both readers lost the kills after it, exit 0, not a word."""
+    copy = tmp_path / "copy"
+    shutil.copytree(fleet_store, copy)
+    damaged = copy / "remote-spark-02.journal"
+    data = bytearray(damaged.read_bytes())
+    # The entry of the first kill line, just after its MESSAGE data object: its seqnum, 16 bytes in.
+    kill = data.index(b"Out of memory: Killed process 124531")
+    entry = next(at for at in _entry_objects(bytes(data)) if at > kill)
+    data[entry + 16 : entry + 24] = b"\xa5" * 8
+    damaged.write_bytes(bytes(data))
+    # What libsystemd does: journalctl --verify fails; a read ends at the damaged entry with exit 0
+    # and nothing on stderr (the damaged entry, the first kill line, is the last one shown).
+    verify = subprocess.run(
+        ["journalctl", "--verify", "--file", str(damaged)], capture_output=True, text=True
+    )
+    assert verify.returncode != 0 and "FAIL" in verify.stderr + verify.stdout
+    plain = subprocess.run(
+        ["journalctl", "--file", str(damaged), "-o", "cat"], capture_output=True, text=True
+    )
+    assert plain.returncode == 0 and plain.stderr == ""
+    assert "Killed process 124531" in plain.stdout and "Killed process 3015" not in plain.stdout
+    result = run("list", "-D", str(copy), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert _kills(document) == {("spark-01", 1966928), ("spark-02", 124531), ("spark-03", 88213)}
+    (problem,) = [p["problem"] for p in document["source"]["problems"]]
+    assert problem == (
+        f"remote-spark-02.journal (host spark-02) is damaged (its first entry out of order is at byte "
+        f"{entry:,}): read only up to 2026-11-19 21:47:33+00:00, "
+        "short of its last kernel entry of 2026-11-19 21:47:35+00:00; the entries between could not "
+        "be read, and a kill there is not in this read (`journalctl --verify --file "
+        "remote-spark-02.journal` checks the file)"
+    )
+    text = " ".join(run("list", "-D", str(copy), "--tz", "UTC").stdout.split())
+    assert "remote-spark-02.journal (host spark-02) is damaged" in text
+    # The host stays in --by-host with what was read of it.
+    by_host = list_json("--by-host", "-D", str(copy))
+    hosts = {h["host"]: h for h in by_host["hosts"]}
+    assert set(hosts) == set(FLEET) and hosts["spark-02"]["kills"] == 1
+    assert hosts["spark-02"]["damaged_file"] == "remote-spark-02.journal"
+    assert hosts["spark-02"]["read_to"] == "2026-11-19T21:47:33+00:00"
+    assert hosts["spark-01"]["damaged_file"] is None and hosts["spark-03"]["read_to"] is None
+    assert (
+        "spark-02: its journal file remote-spark-02.journal is damaged: read only up to "
+        "2026-11-19 21:47:33+00:00 (1 kill read before that); the entries after could not be read "
+        "(a kill there is not in this list)"
+    ) in by_host["notes"]
+    damage_notes = [note for note in by_host["notes"] if "damaged" in note]
+    assert len(damage_notes) == 1 and damage_notes[0].startswith("spark-02:")
+    # The walk that finds the damaged entry finds none in a sound file.
+    assert entry_out_of_order(str(fleet_store / "remote-spark-02.journal")) is None
+    assert entry_out_of_order(str(damaged)) == entry
+    # Sound files, or a range that ends before the damage, say nothing of the kind.
+    assert list_json("-D", str(fleet_store))["source"]["problems"] == []
+    before = list_json("-D", str(copy), "--until", "2026-11-19 21:47:00")["source"]["problems"]
+    assert before == []

@@ -47,6 +47,8 @@ def analyze(
             builder.set_record_count(source.name, 0)
         if source.host_spans:
             builder.set_host_spans(source.host_spans)
+        if source.host_damage:
+            builder.set_host_damage(source.host_damage)
         if source.problem is not None:
             builder.set_problem(source.name, source.problem)
         samples.extend(source.samples)

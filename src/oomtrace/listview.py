@@ -146,11 +146,13 @@ class HostsView(Frozen):
     rows: tuple[tuple[str, ...], ...]
     hosts: tuple[dict[str, object], ...]
     """The same as data, for JSON: host, kills, incidents, warnings, warning_kinds, first, last,
-    last_kill (ISO), top_victim, top_victim_kills, log_ends_early."""
+    last_kill (ISO), top_victim, top_victim_kills, log_ends_early, damaged_file and read_to (its
+    journal file, when a damaged entry ended the read of it early, and the time read up to)."""
     chart: Bars | None
     """Kills per host, for a picture above the table."""
     notes: tuple[str, ...]
-    """Hosts whose log ends long before the others': their silence may be no log, not no kill."""
+    """Hosts whose log ends long before the others': their silence may be no log, not no kill;
+    hosts whose journal file is damaged: what was read of it."""
     empty: str
     footer: str
 
@@ -210,6 +212,17 @@ def hosts_view(analysis: Analysis) -> HostsView:
                 f"{duration((latest - span.last).total_seconds())} before {latest_host}'s "
                 f"({clock_time(latest)}); a kill there after that would not be in this log"
             )
+        if span.damaged is not None:
+            kills_read = f"{kills:,} kill{'s' if kills != 1 else ''}"
+            notes.append(
+                f"{host}: its journal file {span.damaged} is damaged: "
+                + (
+                    f"read only up to {clock_time(span.read_to)} ({kills_read} read before that); "
+                    if span.read_to is not None
+                    else "none of it could be read; "
+                )
+                + "the entries after could not be read (a kill there is not in this list)"
+            )
         data.append(
             {
                 "host": host,
@@ -223,6 +236,8 @@ def hosts_view(analysis: Analysis) -> HostsView:
                 "last_kill": iso_time(last.moment.time) if last else None,
                 "top_victim": top or None,
                 "top_victim_kills": top_kills,
+                "damaged_file": span.damaged,
+                "read_to": iso_time(span.read_to) if span.damaged is not None else None,
             }
         )
     return HostsView(

@@ -267,6 +267,10 @@ class HostSpan(Frozen):
     host: str
     first: datetime | None
     last: datetime | None
+    damaged: str | None = None
+    """Its journal file, when a damaged entry there ended the read of it early."""
+    read_to: datetime | None = None
+    """With `damaged`: the time it was read up to (None: none of it could be read)."""
 
 
 class KillIndex:

@@ -115,6 +115,10 @@ class EpisodeBuilder:
         records that matter seeks each host's first and last entry)."""
         self._ledger.set_host_spans(spans)
 
+    def set_host_damage(self, damage: Mapping[str, tuple[str, datetime | None]]) -> None:
+        """Hosts whose journal file a damaged entry cut short: the file, and the time read up to."""
+        self._ledger.set_host_damage(damage)
+
     def feed(self, record: Record, event: ev.Event | None) -> None:
         seq = self._seq = self._seq + 1  # a local: read on every record, and cheaper so
         info = self._note_span(record, seq)

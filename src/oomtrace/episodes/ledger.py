@@ -59,6 +59,7 @@ class SourceLedger:
         self._hosts: dict[str, None] = {}
         self._host_spans: dict[str, tuple[datetime, datetime]] = {}
         """Each host's first and last wall time: a host with no kill still has a span to show."""
+        self._host_damage: dict[str, tuple[str, datetime | None]] = {}
         self.unparsed: list[Unparsed] = []
         self.unparsed_count = 0
 
@@ -80,6 +81,11 @@ class SourceLedger:
         for host, (first, last) in spans.items():
             self._hosts.setdefault(host, None)
             self._widen(host, first, last)
+
+    def set_host_damage(self, damage: Mapping[str, tuple[str, datetime | None]]) -> None:
+        for host in damage:
+            self._hosts.setdefault(host, None)
+        self._host_damage.update(damage)
 
     def kind(self, source: str) -> str | None:
         info = self._sources.get(source)
@@ -153,7 +159,10 @@ class SourceLedger:
         return tuple(self._hosts)
 
     def host_spans(self) -> tuple[HostSpan, ...]:
-        return tuple(HostSpan(h, *self._host_spans.get(h, (None, None))) for h in self._hosts)
+        return tuple(
+            HostSpan(h, *self._host_spans.get(h, (None, None)), *self._host_damage.get(h, (None, None)))
+            for h in self._hosts
+        )
 
     def summaries(self) -> tuple[SourceSummary, ...]:
         return tuple(self._summary(name, info) for name, info in self._sources.items())

@@ -33,6 +33,10 @@ class Source(ABC):
     """Each host's first and last entry time, set by a source that reads only some of its
     records (a journal reader) once `records()` is done; others leave it to the records."""
 
+    host_damage: Mapping[str, tuple[str, datetime | None]] | None = None
+    """Hosts whose journal file a damaged entry cut short: the file's name and the time read up
+    to (None: none of it), set by a journal reader once `records()` is done."""
+
     samples: tuple[ProbeSample, ...] = ()
     """The watcher's samples (MemAvailable, PSI) a `watch --record` file held near its kills,
     once `records()` is done: no log has them."""

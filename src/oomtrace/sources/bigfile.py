@@ -56,12 +56,13 @@ def big_file_records(source: Source, path: str, splitter: LineSplitter) -> Gener
     are told to `source`."""
     prefilter = Prefilter()
     line_no = 0
-    offset = 0
+    offset = read_to = 0
     total = 0
     cut_lines = cut_json = skipped = 0  # overlong lines the chunk scan cut, and the bytes it skipped
     reader = _ChunkReader(splitter, prefilter)
     last: chunks.Chunk | None = None
     with open_bytes(path) as stream:
+        streamed = path == "-" or stream.transformed
         head = BoundedLines(stream, source.name)
         try:
             for read, (raw, count) in enumerate(head.line_runs(), start=1):
@@ -76,8 +77,7 @@ def big_file_records(source: Source, path: str, splitter: LineSplitter) -> Gener
                     break
             total = line_no
             # The chunk scan takes over where the head's last line ended.
-            offset = head.consumed - len(head.rest)
-            streamed = path == "-" or stream.transformed
+            offset = read_to = head.consumed - len(head.rest)
             if streamed:
                 pieces = chunks.stream_chunks(stream, offset, line_no + 1, head.rest)
             else:
@@ -90,6 +90,7 @@ def big_file_records(source: Source, path: str, splitter: LineSplitter) -> Gener
                 yield from reader.read(chunk)
                 total = chunk.first_line - 1 + chunk.line_count
                 last = chunk
+                read_to = max(read_to, chunk.offset + len(chunk.data) + chunk.skipped_bytes)
         except DAMAGED as error:
             refusal = untrusted(source.name, error)
             if refusal is not None:
@@ -99,6 +100,8 @@ def big_file_records(source: Source, path: str, splitter: LineSplitter) -> Gener
                 raise InputError(f"cannot decompress {source.name}: {error}") from None
             source.problem = f"cut short after line {max(total, line_no)} ({error})"
         yield from reader.finish()
+        # Read at offsets, the scan ends where the file ends now: short of its first size, it shrank.
+        source.add_problem(stream.shrank(source.name, None if streamed else read_to))
     source.add_problem(
         bound_note(head.cut_lines + cut_lines, head.cut_json + cut_json, head.skipped_bytes + skipped)
     )

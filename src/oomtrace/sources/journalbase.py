@@ -7,8 +7,17 @@ from collections.abc import Iterator
 from datetime import datetime, tzinfo
 
 from oomtrace.frozen import replace
+from oomtrace.sanitize import inert
 from oomtrace.sources.base import Source
-from oomtrace.sources.journalfiles import JournalFile, host_groups, journal_paths, mended_copy, survey
+from oomtrace.sources.journalfiles import (
+    JournalFile,
+    KernelTail,
+    entry_out_of_order,
+    host_groups,
+    journal_paths,
+    mended_copy,
+    survey,
+)
 from oomtrace.sources.journalquery import (
     IDENTIFIERS,
     JournalQuery,
@@ -34,15 +43,17 @@ class BaseJournalSource(Source):
         self.zone = zone
         self.name = query.name
         self._spans: dict[str, tuple[datetime, datetime]] = {}
+        self._damage: dict[str, tuple[str, datetime | None]] = {}
+        self.host_damage = self._damage
         paths = journal_paths(query.directory, query.files)
-        self.files = survey(paths, self._kernel_index_broken) if paths else ()
+        self.files = survey(paths, self._kernel_tail) if paths else ()
         # libsystemd skips or half-reads a damaged file without a word: say which, before reading.
         # A cut file's problem is said once read, with where it ends.
         for file in self.files:
             if file.problem is not None and not file.cut:
                 self.add_problem(file.problem)
 
-    def _kernel_index_broken(self, path: str) -> bool:
+    def _kernel_tail(self, path: str) -> KernelTail | None:
         raise NotImplementedError
 
     def _hosts_of(self, path: str) -> list[str]:
@@ -86,6 +97,47 @@ class BaseJournalSource(Source):
         else:
             end = clock_time(wall_time(last_us, self.zone))
             self.add_problem(f"{file.problem}: read up to its last whole entry, {end}; what followed is lost")
+
+    def _files_of(self, read: JournalQuery) -> list[JournalFile]:
+        """The surveyed files one merged read walks."""
+        if read is self.query:
+            return [f for f in self.files if not (f.apart or f.skipped)]
+        return [f for f in self.files if f.path in read.files]
+
+    def _said_unreached(self, files: list[JournalFile], last_us: int | None, boot_id: str | None) -> None:
+        """Say each file whose last kernel entry a read did not reach, though the query selects
+        it: a damaged entry (its sequence number or time overwritten) ends libsystemd's walk of
+        that file there, and journalctl's too, with exit code 0 and not a word."""
+        since = self.query.since.timestamp() * 1_000_000 if self.query.since is not None else None
+        until = self.query.until.timestamp() * 1_000_000 if self.query.until is not None else None
+        for file in files:
+            tail = file.tail
+            if (
+                tail is None
+                or (self.query.host and tail.host != self.query.host)
+                or (self.query.boot and tail.boot != boot_id)
+                or (until is not None and tail.realtime_us > until)
+                or (since is not None and tail.realtime_us < since)
+                or (last_us is not None and last_us >= tail.realtime_us)
+            ):
+                continue
+            end = clock_time(wall_time(tail.realtime_us, self.zone))
+            self._damage[tail.host] = (
+                file.name,
+                wall_time(last_us, self.zone) if last_us is not None else None,
+            )
+            read = (
+                f"read only up to {clock_time(wall_time(last_us, self.zone))}"
+                if last_us is not None
+                else "none of its entries could be read"
+            )
+            where = entry_out_of_order(file.path)
+            at = f" (its first entry out of order is at byte {where:,})" if where is not None else ""
+            self.add_problem(
+                f"{file.name} (host {inert(tail.host) or '?'}) is damaged{at}: {read}, short of its last "
+                f"kernel entry of {end}; the entries between could not be read, and a kill there is not "
+                f"in this read (`journalctl --verify --file {file.name}` checks the file)"
+            )
 
     def _merge_spans(self, spans: dict[str, tuple[datetime, datetime]]) -> None:
         for host, (first, last) in spans.items():

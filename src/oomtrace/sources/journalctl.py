@@ -14,11 +14,13 @@ from dateutil.parser import ParserError
 from dateutil.parser import parse as parse_date
 
 from oomtrace.errors import InputError, UsageError
+from oomtrace.frozen import replace
 from oomtrace.jsonshapes import load_object
 from oomtrace.prefilter import Prefilter, holds_anchor
 from oomtrace.prefixes import journal_message, journal_records
 from oomtrace.records import Record
 from oomtrace.sources.journalbase import LOOK_BACK, BaseJournalSource
+from oomtrace.sources.journalfiles import KernelTail
 from oomtrace.sources.journalquery import (
     IDENTIFIERS,
     PERMISSION_HINT,
@@ -49,7 +51,8 @@ class JournalctlSource(BaseJournalSource):
                 *range_argv,
             ]
             before = self._number
-            yield from self._run(command, whole, None)
+            last = yield from self._run(command, whole, None)
+            self._said_unreached(self._files_of(whole), last, _boot_id(boot))
             if self._number > before:
                 self._merge_spans(self._host_spans(whole, boot))
         boot_id = None
@@ -61,6 +64,7 @@ class JournalctlSource(BaseJournalSource):
                 command = [*journalctl_argv(JournalQuery(files=(path,))), *_JSON_ARGV, *range_argv]
                 last = yield from self._run(command, JournalQuery(files=(file.path,)), boot_id or "")
             self._said_cut(file, last)
+            self._said_unreached([file], last, boot_id)
         self.lines_read = self._number
         self.host_spans = self._spans
 
@@ -109,6 +113,10 @@ class JournalctlSource(BaseJournalSource):
             if wanted_entry(prefilter, number - start, "kernel" if kernel else "", text):
                 taken = number
                 yield from journal_records(entry, self.name, number, self._boot_ids, self.zone)
+        if apart is None and number > start:
+            # journalctl prints in time order: its last entry is the last time read.
+            stamp = str((load_object(last) or {}).get("__REALTIME_TIMESTAMP", ""))
+            last_us = int(stamp) if stamp.isdigit() else None
         if number > start and taken != number:
             entry = load_object(last)
             if entry is not None:
@@ -164,17 +172,29 @@ class JournalctlSource(BaseJournalSource):
         done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
         return [host for host in done.stdout.splitlines() if host]
 
-    def _kernel_index_broken(self, path: str) -> bool:
-        """As _kernel_index_broken_python, with journalctl: the last kernel entry of a walk back
-        from the tail, then the first entry from its cursor matching _TRANSPORT=kernel."""
+    def _kernel_tail(self, path: str) -> KernelTail | None:
+        """As _kernel_tail_python, with journalctl: the last kernel entry of a walk back from
+        the tail, then the first entry from its cursor matching _TRANSPORT=kernel."""
         base = [*journalctl_argv(JournalQuery(files=(path,))), "-o", "json"]
-        fields = "--output-fields=_TRANSPORT,SYSLOG_IDENTIFIER"
+        fields = "--output-fields=_TRANSPORT,SYSLOG_IDENTIFIER,_HOSTNAME"
         last = _first_line([*base, fields, "--reverse"], _kernel_line, LOOK_BACK)
-        if last is None:
-            return False  # no kernel entry near the tail: nothing to hold the index against
-        cursor = _cursor(last)
+        entry = load_object(last) if last is not None else None
+        if entry is None or not str(entry.get("__REALTIME_TIMESTAMP", "")).isdigit():
+            return None  # no kernel entry near the tail: nothing to hold the index against
+        cursor = str(entry.get("__CURSOR"))
+        tail = KernelTail(
+            int(entry["__REALTIME_TIMESTAMP"]),
+            str(entry.get("_HOSTNAME", "")),
+            str(entry.get("_BOOT_ID", "")),
+        )
         found = _first_line([*base, fields, f"--cursor={cursor}", "_TRANSPORT=kernel"])
-        return found is None or _cursor(found) != cursor
+        return tail if found is not None and _cursor(found) == cursor else replace(tail, indexed=False)
+
+
+def _boot_id(boot: list[str]) -> str | None:
+    """The boot id a read's `-b` names, when it names one (not a number like -1)."""
+    named = boot[1] if len(boot) == 2 else ""
+    return named if len(named) == 32 and all(c in "0123456789abcdef" for c in named) else None
 
 
 def _kernel_line(line: str) -> bool:

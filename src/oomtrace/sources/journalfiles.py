@@ -30,6 +30,16 @@ _TAIL_ENTRY_ARRAY_AT = 256
 _OBJECT_SIZE = struct.Struct("<Q")  # an object's size, 8 bytes into its header
 
 
+class KernelTail(Frozen):
+    """A file's last kernel entry, found walking back from its end."""
+
+    realtime_us: int
+    host: str
+    boot: str
+    indexed: bool = True
+    """Whether a read matching _TRANSPORT=kernel finds it (False: the kernel index is damaged)."""
+
+
 class JournalFile(Frozen):
     path: str
     problem: str | None = None
@@ -40,6 +50,9 @@ class JournalFile(Frozen):
     """Smaller than its header says: read from a copy mended to end at the cut."""
     skipped: bool = False
     """Not read at all: unreadable, or not a journal file."""
+    tail: KernelTail | None = None
+    """Its last kernel entry, found walking back from its end: a read that ends before it was
+    stopped by a damaged entry (libsystemd ends a walk there without a word)."""
 
     @property
     def name(self) -> str:
@@ -72,17 +85,21 @@ def journal_files_under(directory: str) -> Iterator[str]:
         yield from (os.path.join(folder, name) for name in names if ".journal" in name)
 
 
-def survey(paths: list[str], kernel_index_broken: Callable[[str], bool]) -> tuple[JournalFile, ...]:
-    """Each file's header checked, and the kernel index of each sound one."""
+def survey(paths: list[str], kernel_tail: Callable[[str], KernelTail | None]) -> tuple[JournalFile, ...]:
+    """Each file's header checked, and the last kernel entry and kernel index of each sound one."""
     found = []
     for path in paths:
         file = _header_check(path)
-        if file.problem is None and kernel_index_broken(path):
+        tail = kernel_tail(path) if file.problem is None else None
+        if tail is not None:
+            file = JournalFile(path, tail=tail)
+        if tail is not None and not tail.indexed:
             file = JournalFile(
                 path,
                 f"{file.name} has a damaged kernel index (a match on _TRANSPORT=kernel loses entries "
                 "there): read on its own, every entry walked",
                 apart=True,
+                tail=tail,
             )
         found.append(file)
     return tuple(found)
@@ -146,6 +163,36 @@ def _last_whole_object(data: mmap.mmap, start: int, end: int) -> int | None:
         last = at
         at += (size + 7) & ~7
     return last
+
+
+_ENTRY = 3
+_ENTRY_ORDER = struct.Struct("<QQ")  # an entry's seqnum and realtime, 16 bytes into it
+
+
+def entry_out_of_order(path: str) -> int | None:
+    """The offset of the first entry object whose sequence number or time is out of order with
+    both its neighbours' (overwritten: what ends libsystemd's walk there), walking every object
+    from the header on; None if none is, or the file cannot be walked. Asked only of a file
+    whose read stopped short: it reads the whole file."""
+    try:
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            header_size, arena_size = _HEADER.unpack_from(data)[1:]
+            end = min(len(data), header_size + arena_size)
+            entries: list[tuple[int, int, int]] = []
+            at = header_size
+            while at + 32 <= end:
+                (size,) = _OBJECT_SIZE.unpack_from(data, at + 8)
+                if size < 16:
+                    break
+                if data[at] == _ENTRY:
+                    entries.append((at, *_ENTRY_ORDER.unpack_from(data, at + 16)))
+                at += (size + 7) & ~7
+    except (OSError, ValueError, struct.error):
+        return None
+    for before, (at, seqnum, realtime), after in zip(entries, entries[1:], entries[2:], strict=False):
+        if not before[1] < seqnum < after[1] or realtime > max(before[2], after[2]):
+            return at
+    return None
 
 
 def host_groups(paths: list[str], hosts_of: Callable[[str], list[str]]) -> list[list[str]]:

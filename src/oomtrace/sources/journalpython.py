@@ -13,6 +13,7 @@ from oomtrace.prefilter import Prefilter
 from oomtrace.prefixes import journal_records
 from oomtrace.records import Record
 from oomtrace.sources.journalbase import LOOK_BACK, BaseJournalSource
+from oomtrace.sources.journalfiles import KernelTail
 from oomtrace.sources.journalquery import (
     IDENTIFIERS,
     PERMISSION_HINT,
@@ -38,7 +39,8 @@ class JournalReaderSource(BaseJournalSource):
         for whole in self._merged_reads():
             reader = open_reader(whole)
             add_matches(reader, self.query, boot_id)
-            yield from self._walk(reader, None)
+            last = yield from self._walk(reader, None)
+            self._said_unreached(self._files_of(whole), last, boot_id)
             self._merge_spans(_host_spans_python(reader, whole, boot_id, self.zone))
             reader.close()
         for file, path in self._apart():
@@ -48,6 +50,7 @@ class JournalReaderSource(BaseJournalSource):
                 last = yield from self._walk(reader, boot_id or "")
                 reader.close()
             self._said_cut(file, last)
+            self._said_unreached([file], last, boot_id)
         self.lines_read = self._number
         self.host_spans = self._spans
         if self._damaged[0]:
@@ -112,8 +115,8 @@ class JournalReaderSource(BaseJournalSource):
             )
         return last_us
 
-    def _kernel_index_broken(self, path: str) -> bool:
-        return _kernel_index_broken_python(path)
+    def _kernel_tail(self, path: str) -> KernelTail | None:
+        return _kernel_tail_python(path)
 
     def _hosts_of(self, path: str) -> list[str]:
         from systemd import journal
@@ -125,33 +128,37 @@ class JournalReaderSource(BaseJournalSource):
             return []
 
 
-def _kernel_index_broken_python(path: str) -> bool:
-    """Whether a read matching _TRANSPORT=kernel misses the file's last kernel entry: found by
-    walking back from its tail, then sought by its cursor through the index (a broken index
-    chain, or a damaged `_TRANSPORT=kernel` object, does not lead there)."""
+def _kernel_tail_python(path: str) -> KernelTail | None:
+    """The file's last kernel entry, found by walking back from its tail, and whether a read
+    matching _TRANSPORT=kernel finds it by its cursor through the index (a broken index chain,
+    or a damaged `_TRANSPORT=kernel` object, does not lead there)."""
     from systemd import journal
 
     try:
         walker = journal.Reader(files=[path])
     except OSError:
-        return False  # not opened at all: the read says so
+        return None  # not opened at all: the read says so
     with walker:
         walker.seek_tail()
         for _ in range(LOOK_BACK):
             if not walker._previous():
-                return False
+                return None
             if is_kernel(entry_field(walker, "_TRANSPORT"), entry_field(walker, "SYSLOG_IDENTIFIER")):
                 last = walker._get_cursor()
+                tail = KernelTail(
+                    walker._get_realtime(), entry_field(walker, "_HOSTNAME"), entry_field(walker, "_BOOT_ID")
+                )
                 break
         else:
-            return False  # no kernel entry near the tail: nothing to hold the index against
+            return None  # no kernel entry near the tail: nothing to hold the index against
     with journal.Reader(files=[path]) as indexed:
         try:
             indexed.add_match(_TRANSPORT="kernel")
             indexed.seek_cursor(last)
-            return not (indexed._next() and indexed._get_cursor() == last)
+            found = indexed._next() and indexed._get_cursor() == last
         except OSError:
-            return True
+            found = False
+    return tail if found else replace(tail, indexed=False)
 
 
 def _host_spans_python(

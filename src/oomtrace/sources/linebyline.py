@@ -15,6 +15,7 @@ from oomtrace.records import Record
 from oomtrace.sources.base import DAMAGED, Source
 from oomtrace.sources.compressed import untrusted
 from oomtrace.sources.lines import open_text
+from oomtrace.sources.logbytes import LogBytes
 
 
 def line_by_line_records(source: Source, path: str, splitter: LineSplitter) -> Generator[Record, None, int]:
@@ -42,4 +43,6 @@ def line_by_line_records(source: Source, path: str, splitter: LineSplitter) -> G
                 raise InputError(f"cannot decompress {source.name}: {error}") from None
             source.problem = f"cut short after line {line_no} ({error})"
         source.add_problem(text.note())
+        if isinstance(text.buffer, LogBytes):
+            source.add_problem(text.buffer.shrank(source.name))
     return line_no  # rsyslog's #012 makes several records of one line

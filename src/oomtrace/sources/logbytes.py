@@ -27,11 +27,33 @@ class LogBytes:
     """A log's bytes as UTF-8 with LF line ends: the file, decompressed, transcoded, its CRs made
     LFs, as its first MiB says it needs."""
 
-    def __init__(self, stream: ByteStream, raw: io.BufferedReader, transformed: bool) -> None:
+    def __init__(
+        self, stream: ByteStream, raw: io.BufferedReader, transformed: bool, opened_size: int | None = None
+    ) -> None:
         self.stream = stream
         self.raw = raw
         self.transformed = transformed
         """Do the bytes differ from the file's (then it cannot be read at offsets of its own)?"""
+        self.opened_size = opened_size
+        """The file's size when it was opened (None: standard input, a pipe, a device)."""
+
+    def shrank(self, name: str, read_to: int | None = None) -> str | None:
+        """What to say when the file is smaller than when it was opened and reading ended short
+        of that size: logrotate's copytruncate (or anyone) cut it while it was read. `read_to`
+        is how far reading came (bytes of the file; default: this stream's position)."""
+        if self.opened_size is None:
+            return None
+        try:
+            now = os.fstat(self.raw.fileno()).st_size
+        except (OSError, ValueError):
+            return None
+        read = self.position() if read_to is None else read_to
+        if now >= self.opened_size or read >= self.opened_size:
+            return None  # not smaller now, or read whole before it shrank: no loss
+        return (
+            f"{name} shrank from {self.opened_size:,} to {now:,} bytes while it was read (logrotate's "
+            f"copytruncate does this): read up to byte {read:,}; lines after it may be missing"
+        )
 
     def read1(self, size: int = -1, /) -> bytes:
         return self.stream.read1(size)
@@ -58,6 +80,7 @@ def open_bytes(path: str, what: str = "kernel log") -> LogBytes:
     """The bytes of a log file or `-`, decompressed and as UTF-8, refusing journals and binaries."""
     name = "<stdin>" if path == "-" else path
     raw = _open_binary(path)
+    opened_size = _regular_size(raw)
     try:
         magic = raw.peek(8)[:8]
     except OSError as error:  # /proc/self/mem, a device that cannot be read
@@ -67,13 +90,23 @@ def open_bytes(path: str, what: str = "kernel log") -> LogBytes:
     stream: ByteStream = Decompressed(raw, compression) if compression is not None else raw
     head = Head(stream, READ_BYTES)
     try:
-        return _judged(head, raw, name, what, transformed=compression is not None)
+        return _judged(head, raw, name, what, compression is not None, opened_size)
     except BaseException:
         raw.close()
         raise
 
 
-def _judged(head: Head, raw: io.BufferedReader, name: str, what: str, transformed: bool) -> LogBytes:
+def _regular_size(raw: io.BufferedReader) -> int | None:
+    try:
+        info = os.fstat(raw.fileno())
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def _judged(
+    head: Head, raw: io.BufferedReader, name: str, what: str, transformed: bool, opened_size: int | None
+) -> LogBytes:
     """The stream, once its first MiB is judged (the first MiB after decompressing)."""
     if head.error is not None:
         if not head.sample:
@@ -98,7 +131,7 @@ def _judged(head: Head, raw: io.BufferedReader, name: str, what: str, transforme
             f"{name} looks binary, not a text {what}",
             hint=not_a_log_hint(what),
         )
-    return LogBytes(stream, raw, transformed)
+    return LogBytes(stream, raw, transformed, opened_size)
 
 
 def not_a_log_hint(what: str) -> str:
