@@ -387,3 +387,18 @@ def test_files_that_share_a_host_are_read_together() -> None:
         ["a.journal", "b@1.journal~"],
         ["c.journal", "d.journal"],
     ]
+
+
+def test_a_host_whose_only_kill_lost_its_victim_has_no_top_victim_named_none(tmp_path: Path) -> None:
+    """`list --by-host` said "top victim None ×1" (JSON "None") for a report whose kill line the
+    log lost: no name is said where the log holds none."""
+    log = tmp_path / "kern.log"
+    log.write_text(
+        "Nov 14 13:12:12 hostA kernel: dashboard invoked oom-killer: "
+        "gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), order=0, oom_score_adj=0\n"
+    )
+    result = run("list", "-k", str(log), "--by-host", "--year", "2026", "-f", "json")
+    (host,) = json.loads(result.stdout)["hosts"]
+    assert host["top_victim"] is None and host["top_victim_kills"] == 0
+    said = run("list", "-k", str(log), "--by-host", "--year", "2026").stdout
+    assert "None" not in said and "top victim" not in said

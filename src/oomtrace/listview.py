@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from oomtrace.charts import Bars, kills_per_host
 from oomtrace.frozen import Frozen
 from oomtrace.model import Analysis, Episode, HostSpan
+from oomtrace.services import victim_label
 from oomtrace.storyview import footer, nothing_found
 from oomtrace.units import clock_time, duration, iso_time, kib, time_of_day
 
@@ -186,9 +187,10 @@ def hosts_view(analysis: Analysis) -> HostsView:
     # The host with the latest kill first: where to look now; then the quiet ones, latest log first.
     for host, episodes in sorted(by_host.items(), key=lambda item: _host_order(item[1], spans.get(item[0]))):
         span = spans.get(host, HostSpan(host, None, None))
-        victims = Counter(e.victim.comm if e.victim else str(e.unit) for e in episodes)
+        victims = Counter(victim_label(e) for e in episodes)
         victims.update(counted.get(host, Counter()))
         victims.pop("(other)", None)
+        victims.pop("(unknown)", None)  # a kill whose victim the log lost is no one's top victim
         kills = len(episodes) + sum(counted.get(host, Counter()).values())
         top, top_kills = victims.most_common(1)[0] if victims else ("", 0)
         last = episodes[-1] if episodes else None
