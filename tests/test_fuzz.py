@@ -83,10 +83,14 @@ def test_fuzz_the_option_values(tmp_path: Path) -> None:
 
 
 def input_seeds(seeds: Path) -> None:
-    """The inputs issues 23 and 26 found mishandled, each made from seed 000's report."""
+    """The inputs issues 23, 26 and 41 found mishandled, most made from seed 000's report."""
     import zstandard
 
     report = (FIXTURES / "seed000_llama_server_gb10" / "kernel.log").read_bytes()
+    kill = (
+        b"Out of memory: Killed process 4242 (llama) total-vm:1000kB, anon-rss:500kB, file-rss:0kB, "
+        b"shmem-rss:0kB, UID:0 pgtables:40kB oom_score_adj:0"
+    )
     packed = gzip.compress(report)
     flipped = bytearray(packed)
     flipped[len(flipped) // 2] ^= 0x01
@@ -113,6 +117,25 @@ def input_seeds(seeds: Path) -> None:
         # Cut with every line flushed: the decompressor gives them all before it tells of the cut.
         "gzip-flushed-no-end": flushed.compress(report) + flushed.flush(zlib.Z_SYNC_FLUSH),
         "random": random.Random(20261202).randbytes(4096),  # the same on every run
+        # Issue 41's inputs: UTF-32 without its mark, CR-ended lines then LF-ended ones, a small
+        # compressed file of many short lines, a zone name no one knows, junk glued before a
+        # syslog line, names with a tab and invisible code points, an uptime that goes back, a
+        # clock set back.
+        "utf-32-le-no-bom": report.decode().encode("utf-32-le"),
+        "cr-then-lf": report.replace(b"\n", b"\r", 20),
+        "zstd-short-lines": zstandard.ZstdCompressor().compress(b"[    2.000000] x\n" * 2_000 + report),
+        "zone-bb": b"[14.11.2026 13:12:12 BB] " + kill + b"\n",
+        "nul-glued-syslog": b"\0" * 64 + b"Nov 14 13:12:12 spark-01 kernel: " + kill + b"\n",
+        "names": b"[ 1.000000] x\ty invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+        + b"[ 1.100000] "
+        + kill.replace(b"(llama)", "(a\u200bb\ufeffc\u3164)".encode())
+        + b"\n",
+        "uptime-back": b"[ 5000.000000] "
+        + kill
+        + b"\n[   10.000000] Linux version 6.8.0\n[  310.000000] "
+        + kill
+        + b"\n",
+        "clock-back": report + b"Nov 14 09:00:00 spark-01 kernel: r8169 0000:01:00.0 enP7s7: Link is Up\n",
     }.items():
         (seeds / name).write_bytes(data)
 
