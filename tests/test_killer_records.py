@@ -4,6 +4,7 @@ and a container runtime's record of an OOM kill (issue 38), read off real pastes
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 from tests.conftest import run
@@ -152,3 +153,78 @@ def test_a_programs_own_log_given_as_a_kernel_log_is_told_where_it_belongs(tmp_p
     log.write_text("hello\nworld\n")
     result = run("list", "-k", str(log))
     assert result.exit_code == 2 and "--server-log" not in result.stderr
+
+
+def test_a_containers_finished_line_is_the_time_of_its_oomkilled_reason() -> None:
+    # kubectl describe: `Reason: OOMKilled`, then Exit Code, Started, Finished (the kill's time).
+    for case, when in (
+        ("user2-k8s-describe-last-state-oomkilled-only", "2023-09-15T07:56:17+00:00"),
+        ("rt-k8s-describe-state-oomkilled-finished", "2025-04-29T06:10:51+00:00"),
+        ("user2-k8s-kubelet-status-json-oom-killed-2014", "2014-12-18T23:22:26+00:00"),
+    ):
+        (episode,) = episodes_of(case)
+        # The instant, in the offset the status printed.
+        assert datetime.fromisoformat(episode["time"]) == datetime.fromisoformat(when), case
+        assert episode["victim"] is None, case  # no process, and no container name, is said
+
+
+def test_containerds_own_time_gives_the_year_its_journal_prefix_lacks() -> None:
+    (episode,) = episodes_of("user2-containerd-taskoom-dollar-prefixed-journal")
+    assert episode["time"] == "2023-09-01T19:12:33.012922+00:00"
+
+
+def test_another_containers_finished_line_is_never_this_kills_time(tmp_path: Path) -> None:
+    # The first container's Last State is cut after its Reason; the next container's block ends
+    # with a Finished line a dozen lines below: that is not when the first was killed.
+    real = (CASES / "rt-k8s-describe-state-oomkilled-finished" / "input.txt").read_text().splitlines()
+    filler = [f"    Line {n}:  x" for n in range(10)]
+    log = tmp_path / "describe.txt"
+    log.write_text(
+        "\n".join([real[1], real[2], *filler, real[1], "  Reason:       Completed", *real[3:6]]) + "\n"
+    )
+    (episode,) = episodes_of_file(log)
+    assert episode["time"] is None
+    # A Finished line above the Reason is an earlier state's, not this one's.
+    log.write_text("\n".join([real[5], real[1], real[2], real[3]]) + "\n")
+    (episode,) = episodes_of_file(log)
+    assert episode["time"] is None
+    # Docker's `0001-01-01T00:00:00Z` is a container that never ended: no time.
+    log.write_text('"OOMKilled": true,\n"FinishedAt": "0001-01-01T00:00:00Z"\n')
+    (episode,) = episodes_of_file(log)
+    assert episode["time"] is None
+
+
+def episodes_of_file(log: Path) -> list[dict]:
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    return list(json.loads(result.stdout)["episodes"])
+
+
+def test_activity_managers_has_died_is_told_as_a_witness_of_lmkds_kill_never_a_kill() -> None:
+    log = CASES / "user2-android-lmkd-oreo-killing-two-line-am-died" / "input.txt"
+    result = run("why", "com.android.documentsui", "-k", str(log), "--tz", "UTC", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "ActivityManager saw com.android.documentsui (pid 4563) die (cch+6CEM)" in text
+    assert "0.064s after the kill" in text
+    # The keychain's death is its own kill's witness, not the documentsui kill's.
+    assert "ActivityManager saw com.android.keychain" not in text.split("Timeline")[0]
+    assert "ActivityManager killed" not in text
+    assert len(episodes_of("user2-android-lmkd-oreo-killing-two-line-am-died")) == 2
+
+
+def test_a_has_died_with_no_lmkd_kill_of_its_pid_is_no_kill(tmp_path: Path) -> None:
+    lines = (
+        (CASES / "user2-android-lmkd-oreo-killing-two-line-am-died" / "input.txt").read_text().splitlines()
+    )
+    died = [line for line in lines if "has died" in line]
+    log = tmp_path / "logcat.txt"
+    log.write_text("\n".join(died) + "\n")
+    result = run("list", "-k", str(log), "--format", "json")
+    assert result.exit_code != 0 or json.loads(result.stdout)["episodes"] == []
+    # Beside an lmkd kill of another pid, it witnesses nothing.
+    kill = next(line for line in lines if "Killing 'com.android.keychain'" in line)
+    log.write_text("\n".join([kill, died[0]]) + "\n")
+    result = run("why", "com.android.keychain", "-k", str(log), "--tz", "UTC", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert "ActivityManager saw" not in result.stdout

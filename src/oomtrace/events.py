@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from oomtrace.frozen import Frozen
 from oomtrace.records import Record
@@ -285,6 +286,30 @@ class UserspaceKill(Event):
     """What limit was hit, where the record says (slurm's cgroup OOM events: memcg)."""
     count: int = 1
     """How many kills the record stands for (the kubelet's events fold repeats: `x4 over 25m`)."""
+    at: datetime | None = None
+    """When the record itself says the kill happened, where its own text has a time the line's
+    prefix lacks or gets wrong (containerd's `time="2023-09-01T19:12:33Z"`, a container's
+    `Finished:` joined to its `Reason: OOMKilled`)."""
+    at_raw: str | None = None
+    """`at` as printed."""
+
+
+class ContainerFinished(Event):
+    """A container's end as its status prints it (`kubectl describe pod`'s `Finished:     Fri, 15
+    Sep 2023 09:56:17 +0200`, `docker inspect`'s `"FinishedAt": "…"`): the time of the OOM kill
+    whose `Reason: OOMKilled` came a few lines before, if one did."""
+
+    at: datetime
+    raw: str
+
+
+class ProcessDied(Event):
+    """Android ActivityManager's `Process com.x (pid 4563) has died: cch+6CEM`: a witness of an
+    lmkd kill of the same pid just before, never a kill of its own."""
+
+    comm: str
+    pid: int
+    state: str | None
 
 
 class VictimNamed(Event):

@@ -117,6 +117,15 @@ class UnitNote(Frozen):
     """Who the journal says wrote it (records.Record.sender)."""
 
 
+class Witness(Frozen):
+    """Another process's record of a kill, joined to it (Android ActivityManager's `Process X
+    (pid N) has died` after lmkd's kill of that pid): corroboration, never a kill of its own."""
+
+    who: str
+    text: str
+    moment: Moment
+
+
 # Episode.doubt of a killer's record whose sender a text log cannot prove.
 UNVERIFIED = "unverified"
 
@@ -171,6 +180,8 @@ class Episode(Frozen):
     unit: str | None = None
     """The systemd unit (or scope) the victim ran in, from its cgroup or systemd's records."""
     unit_notes: tuple[UnitNote, ...] = ()
+    witnesses: tuple[Witness, ...] = ()
+    """Other processes' records of this kill (ActivityManager saw lmkd's victim die)."""
     killer_reason: str | None = None
     """Why a userspace killer acted, in its own words (systemd-oomd's pressure, earlyoom's limits)."""
     trimmed: tuple[str, ...] = ()

@@ -7,7 +7,7 @@ import re
 
 from oomtrace import events as ev
 from oomtrace.frozen import replace
-from oomtrace.model import UNVERIFIED, Episode, Moment, Trigger, UnitNote, Victim
+from oomtrace.model import UNVERIFIED, Episode, Moment, Trigger, UnitNote, Victim, Witness
 from oomtrace.records import PROVEN
 
 # A unit record this long after a kill (systemd notices the exit, then restarts) belongs to it.
@@ -176,6 +176,10 @@ def runtime_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
             # A process name where the kubelet names the victim process; else a container's.
             comm_from=None if kill.pid is not None else "the container runtime's record (a container's name)",
         )
+    if kill.at is not None:
+        # The record's own time (containerd's `time=`, the container's `Finished:`) over the
+        # line's prefix: a pasted status has no prefix, a journal's lacks the year.
+        moment = replace(moment, time=kill.at, raw=kill.at_raw or moment.raw, uptime_s=None, clock_s=None)
     return bare_episode(
         RUNTIME,
         moment,
@@ -275,6 +279,40 @@ def _unit_only_episodes(notes: list[UnitNote]) -> list[Episode]:
 
 def _reports_a_kill(note: UnitNote) -> bool:
     return note.kind in ("oom-kill", "oomd-killed") or (note.kind == "failed" and note.detail == "oom-kill")
+
+
+# ActivityManager hears of an lmkd kill within a second or so (a busy system_server: a few).
+WITNESS_AFTER_S = 10.0
+WITNESS_LINES = 40
+_WITNESSED = ("lmkd", "lowmemorykiller")
+
+
+def join_witnesses(episodes: list[Episode], deaths: list[tuple[ev.ProcessDied, Moment]]) -> list[Episode]:
+    """Attach ActivityManager's `has died` to the lmkd (or lowmemorykiller) kill of the same pid
+    on the same host just before it; a death with no such kill is no kill and is dropped."""
+    by_pid: dict[tuple[str | None, int], list[int]] = {}
+    for index, episode in enumerate(episodes):
+        if episode.killer in _WITNESSED and episode.victim is not None and episode.victim.pid is not None:
+            by_pid.setdefault((episode.host, episode.victim.pid), []).append(index)
+    attached: dict[int, list[Witness]] = {}
+    for death, moment in deaths:
+        best = None
+        for index in by_pid.get((death.record.host, death.pid), ()):
+            kill = episodes[index].moment
+            if moment.seq <= kill.seq:
+                continue
+            gap = _gap(kill, moment)
+            if gap is None:
+                near = kill.source == moment.source and moment.line - kill.line <= WITNESS_LINES
+            else:
+                near = 0.0 <= gap <= WITNESS_AFTER_S
+            if near and (best is None or kill.seq > episodes[best].moment.seq):
+                best = index
+        if best is not None:
+            state = f" ({death.state})" if death.state else ""
+            text = f"ActivityManager saw {death.comm} (pid {death.pid}) die{state}"
+            attached.setdefault(best, []).append(Witness("ActivityManager", text, moment))
+    return [replace(e, witnesses=tuple(attached[i])) if i in attached else e for i, e in enumerate(episodes)]
 
 
 def _gap(a: Moment, b: Moment) -> float | None:

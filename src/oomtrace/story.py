@@ -254,6 +254,8 @@ def _timeline(
             add(member.moment, kind, "the container runtime reports an OOM kill", member.id)
         for note in member.unit_notes:
             add(note.moment, "unit", note.text, member.id)
+        for witness in member.witnesses:
+            add(witness.moment, "witness", witness.text, member.id)
         if member.reaped is not None:
             add(member.reaped.moment, "reaped", f"oom_reaper freed {member.reaped.comm}'s memory", member.id)
     for other, number in elsewhere:

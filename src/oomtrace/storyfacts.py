@@ -359,6 +359,11 @@ def _other_facts(story: Story) -> tuple[Fact, ...]:
 
 def _unit_facts(episode: Episode) -> list[Fact]:
     facts = [Fact("systemd", "systemd", note.text) for note in episode.unit_notes]
+    for witness in episode.witnesses:
+        gap = moment_gap(episode.moment, witness.moment)
+        after = f", {gap:.3f}s after the kill" if gap is not None else ""
+        words = f"{witness.text} at {timeline_clock(witness.moment)}{after}: the same kill, seen"
+        facts.append(Fact("witness", "Seen dying", words))
     restarts = restart_count(episode)
     if restarts is not None and restarts > 1:
         facts.append(Fact("crash-loop", "Crash loop", f"systemd restarted it {restarts} times"))

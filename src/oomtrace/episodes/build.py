@@ -26,7 +26,7 @@ from oomtrace.frozen import replace
 from oomtrace.keep import FirstAndLast
 from oomtrace.model import Analysis, Crash, Episode, UnitNote
 from oomtrace.records import Record
-from oomtrace.services import join_units, unit_of, userspace_episode
+from oomtrace.services import RUNTIME, join_units, join_witnesses, unit_of, userspace_episode
 
 # A log of more kills than this keeps the first KEPT_FIRST and the last KEPT_LAST whole, and
 # counts the ones between (model.Elided): a crash loop of 200,000 kills fits in ~100 MB.
@@ -41,6 +41,11 @@ RANGE_MARGIN_S = 3600.0
 SEEN_KILLS = 4096
 # How far (in records) a userspace killer's act may follow the line naming its victim.
 NAMED_VICTIM_LINES = 50
+# How far (in lines) a container's `Finished:` may follow its `Reason: OOMKilled`: kubectl
+# prints Exit Code, Signal, Started and Finished under the Reason (3-4 lines), docker inspect
+# Dead, Pid, ExitCode, Error, StartedAt and FinishedAt under `"OOMKilled": true` (6); the next
+# container's block is a dozen lines and more below, and its end is never this one's.
+FINISHED_LINES = 8
 # A closed report past the first KEPT_FIRST is kept as its draft (and frozen only if it is
 # still among the last KEPT_LAST at the end) when it holds at most this many events: a crash
 # loop's middle kills are counted, never shown, and freezing each was a tenth of `list`. A
@@ -61,6 +66,8 @@ _FED_BEFORE = (
     ev.Repeats,
     ev.NoKillable,
     ev.OomPanic,
+    ev.ContainerFinished,
+    ev.ProcessDied,
 )
 _REPORT_LINES = frozenset(t for t in (*STRONG, *BODY) if not issubclass(t, _FED_BEFORE))
 _OOM_WORDS = ("invoked oom-killer", "Killed process", "oom-kill:", "ill process")
@@ -94,11 +101,15 @@ class EpisodeBuilder:
         self._unit_records: FirstAndLast[tuple[ev.UnitRecord, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._named: dict[tuple[str | None, str], tuple[ev.VictimNamed, int]] = {}
         """The process a userspace killer last named, per (host, source), awaiting its act."""
+        self._held: tuple[ev.UserspaceKill, int] | None = None
+        """A container's `Reason: OOMKilled` awaiting its `Finished:` line (FINISHED_LINES)."""
+        self._deaths: FirstAndLast[tuple[ev.ProcessDied, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
 
     # ---- input -------------------------------------------------------------------
 
     def begin_source(self, name: str, kind: str, boot_time: datetime | None = None) -> None:
         """Start reading a source; `boot_time` converts its uptimes to wall time."""
+        self._release_held()
         self._assembler.close_current()
         self._ledger.begin(name, kind, boot_time)
 
@@ -153,11 +164,19 @@ class EpisodeBuilder:
         elif isinstance(event, ev.VictimNamed):
             self._named[(record.host, record.source)] = (event, seq)
         elif isinstance(event, ev.UserspaceKill):
-            event = self._with_named_victim(event)
-            episode = userspace_episode(event, moment_of(record, seq))
-            for _ in range(event.count):
-                self._keep(episode)
-            self._runs.killed(record.host, seq)
+            self._release_held()
+            if (
+                event.killer == RUNTIME
+                and event.at is None
+                and event.reason.startswith("the container's status")
+            ):
+                self._held = (event, seq)
+            else:
+                self._userspace_kill(event, seq)
+        elif isinstance(event, ev.ContainerFinished):
+            self._finished(event)
+        elif isinstance(event, ev.ProcessDied):
+            self._deaths.append((event, seq))
         elif isinstance(event, ev.UnitRecord):
             self._unit_records.append((event, seq))
         elif isinstance(event, ev.CallbacksSuppressed):
@@ -172,6 +191,31 @@ class EpisodeBuilder:
             self._assembler.no_kill(event, seq)
         elif isinstance(event, (*STRONG, *BODY)):
             self._body(event, seq)
+
+    def _userspace_kill(self, event: ev.UserspaceKill, seq: int) -> None:
+        event = self._with_named_victim(event)
+        episode = userspace_episode(event, moment_of(event.record, seq))
+        for _ in range(event.count):
+            self._keep(episode)
+        self._runs.killed(event.record.host, seq)
+
+    def _finished(self, finished: ev.ContainerFinished) -> None:
+        """A container's end joined to the `Reason: OOMKilled` just above it in the same source;
+        any other `Finished:` (a container that ended otherwise, one too far below) is no time of
+        a kill."""
+        if self._held is None:
+            return
+        kill, seq = self._held
+        below = finished.record.line_no - kill.record.line_no
+        if finished.record.source == kill.record.source and 0 < below <= FINISHED_LINES:
+            self._held = (replace(kill, at=finished.at, at_raw=finished.raw), seq)
+        self._release_held()
+
+    def _release_held(self) -> None:
+        if self._held is not None:
+            kill, seq = self._held
+            self._held = None
+            self._userspace_kill(kill, seq)
 
     def _warning(self, event: ev.EarlyWarning) -> None:
         watch_record = self._ledger.kind(event.record.source) == "watch-record"
@@ -243,6 +287,7 @@ class EpisodeBuilder:
     # ---- output -----------------------------------------------------------------
 
     def finish(self) -> Analysis:
+        self._release_held()
         self._assembler.finish()
         # Boot times learnt after a report was frozen still give its uptimes a wall time.
         head = [self._resolved(thawed(e)) for e in self._frozen.head()]
@@ -263,7 +308,8 @@ class EpisodeBuilder:
             )
             for u, seq in self._unit_records
         ]
-        joined = join_units(head + tail, notes)
+        deaths = [(d, resolve(moment_of(d.record, seq))) for d, seq in self._deaths]
+        joined = join_units(join_witnesses(head + tail, deaths), notes)
         boundary = max((e.moment.seq for e in head), default=0)
         elided = (
             self._elided.summary(self._runs.dropped, resolve, KEPT_FIRST, KEPT_LAST)

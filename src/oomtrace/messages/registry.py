@@ -65,6 +65,8 @@ MESSAGES: tuple[MessageKind, ...] = (
     runtime.CONTAINERD_TASK_OOM,
     runtime.DOCKER_OOM_EVENT,
     runtime.CONTAINER_OOMKILLED,
+    runtime.CONTAINER_FINISHED,
+    runtime.ACTIVITY_MANAGER_DIED,
     units.JOURNALD_MEMORY_PRESSURE,
     userspace.WATCH_WARNING,
 )

@@ -7,6 +7,10 @@ beside its matcher, with a real line from tests/realworld/cases/.
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
 from oomtrace import events as ev
 from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages.kind import MessageKind
@@ -83,13 +87,41 @@ _TASK_OOM = lazy_compile(r"TaskOOM event\b")
 _CONTAINER_ID = lazy_compile(r"(?<![0-9a-f])[0-9a-f]{12,64}(?![0-9a-f])")
 
 
+# containerd's logfmt stamp, which holds the year a journal's `Sep 01 19:12:33` prefix lacks.
+_LOGFMT_TIME = lazy_compile(r'\btime="(?P<time>\d{4}-\d\d-\d\dT[0-9:.]{8,20}(?:Z|[+-]\d\d:?\d\d))"')
+
+
 def _containerd(record: Record, text: str) -> ev.Event | None:
     match = _TASK_OOM.search(text)
     if not match:
         return None
     found = _CONTAINER_ID.search(text, match.end(), match.end() + 80)
     named = f" in container {found.group(0)[:12]}" if found else ""
-    return ev.UserspaceKill(record, RUNTIME, None, None, None, None, f"containerd's TaskOOM event{named}")
+    stamp = _LOGFMT_TIME.search(text, 0, match.start())
+    at = iso_time(stamp["time"]) if stamp else None
+    return ev.UserspaceKill(
+        record,
+        RUNTIME,
+        None,
+        None,
+        None,
+        None,
+        f"containerd's TaskOOM event{named}",
+        at=at,
+        at_raw=stamp["time"] if stamp and at else None,
+    )
+
+
+def iso_time(text: str) -> datetime | None:
+    """An RFC 3339 time as runtimes print it (nanoseconds, `Z`), or None where it is no time or
+    Docker's `0001-01-01T00:00:00Z` (a container that never ended)."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is None or when.year < 1971:
+        return None
+    return when
 
 
 CONTAINERD_TASK_OOM = MessageKind(
@@ -147,7 +179,21 @@ def _terminated(record: Record, text: str) -> ev.Event | None:
     if not match:
         return None
     said = " ".join(match.group(0).split())
-    return ev.UserspaceKill(record, RUNTIME, None, None, None, None, f"the container's status: {said}")
+    # A status on one line (`docker inspect` compacted, `{"OOMKilled":true,…,"FinishedAt":"…"}`)
+    # holds its end on the same line; else the Finished line below is joined (episodes/build.py).
+    finished = _FINISHED.search(text, match.end())
+    at = _finished_time(finished) if finished else None
+    return ev.UserspaceKill(
+        record,
+        RUNTIME,
+        None,
+        None,
+        None,
+        None,
+        f"the container's status: {said}",
+        at=at,
+        at_raw=(finished["iso"] or finished["rfc"]) if finished and at else None,
+    )
 
 
 CONTAINER_OOMKILLED = MessageKind(
@@ -156,5 +202,69 @@ CONTAINER_OOMKILLED = MessageKind(
     _terminated,
     "a container's status says the OOM killer ended it (kubectl describe, docker inspect)",
     "  Reason:       OOMKilled",
+    origin="any",
+)
+
+
+# The end of a container as its status prints it: `kubectl describe`'s `Finished:     Fri, 15 Sep
+# 2023 09:56:17 +0200` (RFC 1123 with a numeric zone), `docker inspect`'s `"FinishedAt":
+# "2023-05-08T08:05:05.514785974Z"`, the kubelet's JSON `"finishedAt": "2014-12-18T23:22:26Z"`.
+_FINISHED = lazy_compile(
+    r"(?:^|\s)Finished:\s+(?P<rfc>\w{3}, \d\d? \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4})"
+    r'|"(?:FinishedAt|finishedAt)":\s*"(?P<iso>[^"]{10,40})"'
+)
+
+
+def _finished_time(match: re.Match[str]) -> datetime | None:
+    if match["iso"]:
+        return iso_time(match["iso"])
+    try:
+        when = parsedate_to_datetime(match["rfc"])
+    except (TypeError, ValueError):
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def _finished(record: Record, text: str) -> ev.Event | None:
+    match = _FINISHED.search(text)
+    if not match:
+        return None
+    at = _finished_time(match)
+    if at is None:
+        return None
+    return ev.ContainerFinished(record, at, match["iso"] or match["rfc"])
+
+
+CONTAINER_FINISHED = MessageKind(
+    "container-finished",
+    ("Finished:", "FinishedAt", "finishedAt"),
+    _finished,
+    "a container's end in its status (the time of an OOMKilled reason just above it)",
+    "  Finished:     Fri, 15 Sep 2023 09:56:17 +0200",
+    origin="any",
+)
+
+
+# Android's ActivityManager: `Process com.android.documentsui (pid 4563) has died: cch+6CEM`
+# (older: `has died.`, `has died: fg`). It sees an app die for any reason: only beside an lmkd
+# kill of the same pid does it say something, and then it witnesses that kill.
+_AM_DIED = lazy_compile(
+    r"Process (?P<comm>\S{1,200}) \(pid (?P<pid>\d{1,9})\) has died(?:: (?P<state>\S{1,40}))?"
+)
+
+
+def _activity_died(record: Record, text: str) -> ev.Event | None:
+    match = _AM_DIED.search(text)
+    if not match:
+        return None
+    return ev.ProcessDied(record, match["comm"], int(match["pid"]), match["state"])
+
+
+ACTIVITY_MANAGER_DIED = MessageKind(
+    "activitymanager-died",
+    ("has died",),
+    _activity_died,
+    "Android's ActivityManager saw an app die (a witness of an lmkd kill, no kill of its own)",
+    "Process com.android.documentsui (pid 4563) has died: cch+6CEM ",
     origin="any",
 )
