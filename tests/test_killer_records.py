@@ -228,3 +228,20 @@ def test_a_has_died_with_no_lmkd_kill_of_its_pid_is_no_kill(tmp_path: Path) -> N
     result = run("why", "com.android.keychain", "-k", str(log), "--tz", "UTC", "--format", "markdown")
     assert result.exit_code == 0, result.output
     assert "ActivityManager saw" not in result.stdout
+
+
+def test_a_container_named_by_dockers_event_is_not_told_as_a_process() -> None:
+    """Docker's `container oom` event names the container, not the process the kernel killed:
+    the story said "k8s_notebook_… (pid not in the log) was killed", a container's name in a
+    process's place. It says a process of that container, its own name and pid not in the log."""
+    from tests.conftest import ROOT, run
+
+    case = (
+        ROOT / "tests" / "realworld" / "cases" / "user2-docker-events-container-oom-wrapped-cut" / "input.txt"
+    )
+    name = "k8s_notebook_jupyter-******_jhub-prod_efa75591-6e89-11e9-bf85-001a4a16016d_0"
+    said = " ".join(run("why", name, "-k", str(case), "--format", "markdown").stdout.split())
+    assert f"a process of container {name} (its name and pid not in the log) was killed" in said.replace(
+        "\\", ""
+    )
+    assert f"{name} (pid not in the log)" not in said

@@ -43,6 +43,11 @@ class Trigger(Frozen):
     mems_allowed: str | None
 
 
+# Victim.comm_from where a container runtime's record names only the container (docker's
+# `container oom` event): the victim's own name and pid are not in the log.
+CONTAINER_NAMED = "the container runtime's record (a container's name)"
+
+
 class Victim(Frozen):
     comm: str
     pid: int | None
@@ -60,7 +65,8 @@ class Victim(Frozen):
     """Total resident set, where only that is known (earlyoom's VmRSS, lmkd)."""
     comm_from: str | None = None
     """Where the name came from when not the kill line ("tasks table", "oom-kill summary"):
-    the kill line was cut inside the name, or is missing."""
+    the kill line was cut inside the name, or is missing. CONTAINER_NAMED: `comm` is the name of
+    the container the victim ran in, not a process name."""
     pid_from: str | None = None
     """Where the pid came from when not the kill line."""
 

@@ -7,7 +7,7 @@ import re
 
 from oomtrace import events as ev
 from oomtrace.frozen import replace
-from oomtrace.model import UNVERIFIED, Episode, Moment, Trigger, UnitNote, Victim, Witness
+from oomtrace.model import CONTAINER_NAMED, UNVERIFIED, Episode, Moment, Trigger, UnitNote, Victim, Witness
 from oomtrace.records import PROVEN
 
 # A unit record this long after a kill (systemd notices the exit, then restarts) belongs to it.
@@ -174,7 +174,7 @@ def runtime_episode(kill: ev.UserspaceKill, moment: Moment) -> Episode:
             oom_score_adj=None,
             oom_score_adj_from=None,
             # A process name where the kubelet names the victim process; else a container's.
-            comm_from=None if kill.pid is not None else "the container runtime's record (a container's name)",
+            comm_from=None if kill.pid is not None else CONTAINER_NAMED,
         )
     if kill.at is not None:
         # The record's own time (containerd's `time=`, the container's `Finished:`) over the

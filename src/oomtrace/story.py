@@ -9,7 +9,16 @@ from datetime import datetime, timedelta
 from oomtrace.explain import MemoryPicture, memory_picture, warning_summary
 from oomtrace.frozen import Frozen, replace
 from oomtrace.incidents import LOOKBACK_S, first_warning, moment_gap
-from oomtrace.model import SAMPLES_BEFORE_S, Analysis, Episode, Incident, KernelWarning, Moment, ProbeSample
+from oomtrace.model import (
+    CONTAINER_NAMED,
+    SAMPLES_BEFORE_S,
+    Analysis,
+    Episode,
+    Incident,
+    KernelWarning,
+    Moment,
+    ProbeSample,
+)
 from oomtrace.services import RUNTIME, cause_of, victim_label
 from oomtrace.sources.serverlog import ServerLogFacts
 from oomtrace.target import Target
@@ -337,6 +346,9 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
 def victim_name(episode: Episode) -> str:
     """Who died: `comm (pid N)`, or the unit when only systemd's record says."""
     if episode.victim is not None:
+        if episode.victim.comm_from == CONTAINER_NAMED:
+            # A container's name is no process's: never "X (pid not in the log)" as if it were.
+            return f"a process of container {episode.victim.comm} (its name and pid not in the log)"
         pid = f"pid {episode.victim.pid}" if episode.victim.pid is not None else "pid not in the log"
         return f"{episode.victim.comm} ({pid})"
     return episode.unit or "an unknown process"
