@@ -193,8 +193,19 @@ def test_an_unknown_month_word_gives_no_date(word: str) -> None:
     message, ident, host, wall, raw, clock = _split(f"{word} 02 10:11:12 gpu1 kernel: {MSG}")
     assert (message, ident, host, wall) == (MSG, "kernel", "gpu1", None)
     assert (raw, clock) == (f"{word} 02 10:11:12", 36672.0)
-    for stamp in (f"dim. 19 {word} 18:03:30 2026", f"Sat {word} 19 18:03:30 2026", f"19 {word} 18:03:30"):
+    for stamp in (f"dim. 19 {word} 18:03:30 2026", f"19 {word} 18:03:30"):
         assert _split(f"[{stamp}] {MSG}")[3] is None, stamp
+
+
+@pytest.mark.parametrize("word", ["xyz", "Нов", "лиc", "mois"])
+def test_an_unknown_month_in_dmesg_T_is_a_time_of_day_not_the_line_befores_date(word: str) -> None:
+    """`dmesg -T` with a month word no table holds: a time of day with no date. Read as no
+    stamp, the kill took the date of the line before it."""
+    splitter = LineSplitter("t", zone=UTC, year=2025)
+    splitter.split("[Fri Nov 28 01:23:30 2025] Mem-Info:", 1)
+    (record,) = splitter.split(f"[Sat {word} 19 18:03:30 2026] {MSG}", 2)
+    assert (record.message, record.stamp.wall) == (MSG, None)
+    assert (record.stamp.raw, record.stamp.clock) == (f"Sat {word} 19 18:03:30 2026", 65010.0)
 
 
 @pytest.mark.parametrize("stamp", ["02 10:11:12 CET", "Nov 10:11:12", "Sat 10:11:12 2026"])

@@ -7,8 +7,9 @@ No paste of the corpus is stamped so throughout; tests/test_pastes.py's write-up
 is that message with a clock reading of 13:12:12 and no date (records.Stamp.clock): none is
 invented, and a clock going back by more than half a day is the next day's (state.py). Also
 `[13:12:12] msg`, and a bracketed date-time of some other shape (`[2023-01-02 12:34:56 CET]`).
-A syslog stamp whose month word no table names (`xyz 02 10:11:12 host kernel: `) is such a
-clock too: its host and tag are cut, and no month is guessed.
+A syslog or `dmesg -T` stamp whose month word no table names (`xyz 02 10:11:12 host kernel: `,
+`[Sat xyz 19 18:03:30 2026] `) is such a clock too: its host and tag are cut, and no month is
+guessed.
 """
 
 from __future__ import annotations
@@ -54,3 +55,14 @@ def undated_syslog(state: ReadState, rest: str, match: re.Match[str]) -> Split |
     if len(message) == len(after) or clock is None:
         return None
     return Split(state._clock_stamp(clock, rest[: match.end()].strip()), ident, host, pid, message, True)
+
+
+def undated_dmesg_t(state: ReadState, rest: str, match: re.Match[str]) -> Split | None:
+    """A `dmesg -T` stamp (a `DMESG_T` match) whose month word names no month a table holds:
+    the kernel's message with a time of day and no date. Read as no stamp, its kill took the
+    date of the line before it."""
+    clock = CLOCK_ONLY.match(rest, match.start(4))
+    if not _MONTH_WORD.fullmatch(match.group(2)) or clock is None:
+        return None
+    raw = match.group(0).strip()[1:-1]
+    return Split(state._clock_stamp(clock, raw), "kernel", None, None, rest[match.end() :], True)

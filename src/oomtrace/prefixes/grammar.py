@@ -19,7 +19,7 @@ from datetime import datetime
 
 from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages import message_start
-from oomtrace.prefixes.clock import BRACKETED, CLOCK_ONLY, clock_only, undated_syslog
+from oomtrace.prefixes.clock import BRACKETED, CLOCK_ONLY, clock_only, undated_dmesg_t, undated_syslog
 from oomtrace.prefixes.cut import Split
 from oomtrace.prefixes.dmesg import (
     DMESG_X,
@@ -95,6 +95,8 @@ def known(state: ReadState, line: str) -> Split | None:
                 raw = match.group(0)[1:].rstrip()[:-1]
                 rest = rest[match.end() :]
                 ident = "kernel"
+            elif month_number(match.group(2)) is None and (undated := undated_dmesg_t(state, rest, match)):
+                return undated
         if wall is None:
             human = dmesg_human(state, rest)
             if human is not None:
