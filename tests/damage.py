@@ -224,6 +224,8 @@ LOCALES = {
     ),
     "ru": ("янв", "фев", "мар", "апр", "мая", "июн", "июл", "авг", "сен", "окт", "ноя", "дек"),
     "de": ("Jan", "Feb", "Mär", "Apr", "Mai", "Jun", "Jul", "Aug", "Sep", "Okt", "Nov", "Dez"),
+    # glibc localedata/locales/uk_UA abmon (tests/test_locales.py); no real paste found.
+    "uk": ("січ", "лют", "бер", "кві", "тра", "чер", "лип", "сер", "вер", "жов", "лис", "гру"),
 }
 # An English month in a line's stamp: at its start (journalctl, syslog) or after `dmesg -T`'s
 # `[Thu `; never in a message.
@@ -276,6 +278,7 @@ ALONE: list[Damage] = [
     translated_months("fr"),
     translated_months("ru"),
     translated_months("de"),
+    translated_months("uk"),
 ]
 """Every damage, each applied alone to every canonical report."""
 

@@ -26,7 +26,8 @@ class Stamp(Frozen, gc=False):
     """Boot segment within its source: uptime going backwards starts a new one."""
     clock: float | None = None
     """Seconds since the first midnight of its source, from a bare `13:12:12` stamp (a time with
-    no date, as write-ups quote lines): comparable within its source only, and never a date."""
+    no date, as write-ups quote lines) or a syslog stamp whose month word names no month:
+    comparable within its source only, and never a date."""
 
 
 NO_STAMP = Stamp(None, None, "")

@@ -19,7 +19,7 @@ from datetime import datetime
 
 from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages import message_start
-from oomtrace.prefixes.clock import BRACKETED, CLOCK_ONLY, clock_only
+from oomtrace.prefixes.clock import BRACKETED, CLOCK_ONLY, clock_only, undated_dmesg_t, undated_syslog
 from oomtrace.prefixes.cut import Split
 from oomtrace.prefixes.dmesg import (
     DMESG_X,
@@ -32,7 +32,15 @@ from oomtrace.prefixes.dmesg import (
 from oomtrace.prefixes.glued import syslog_after_junk
 from oomtrace.prefixes.iso import ISO, UNIX, WEEKDAY_ISO, ZONE_WORD, iso_wall
 from oomtrace.prefixes.logcat import LOGCAT, LOGCAT_BRIEF, after_date, logcat_wall
-from oomtrace.prefixes.stamps import CLOCK, fuzzy_time, in_zone, month_number, named_zone, stamp_words
+from oomtrace.prefixes.stamps import (
+    CLOCK,
+    fuzzy_time,
+    in_zone,
+    month_number,
+    named_month,
+    named_zone,
+    stamp_words,
+)
 from oomtrace.prefixes.state import ReadState
 from oomtrace.prefixes.syslog import KERNEL_ONLY, SYSLOG, syslog_rest, syslog_wall
 from oomtrace.prefixes.undecorate import quoted_printable_in, undecorate
@@ -56,8 +64,6 @@ _STAMP_START = lazy_compile(
 
 # A four-digit year among a stamp's words (`2025-09-13 20:46:45`, `Jun 12 06:39:26 2025`).
 _YEAR = lazy_compile(r"(?<!\d)\d{4}(?!\d)")
-# A month among them: a name, or a numeric date (`2025-09-13`, `13.09.2025`, `09/13`).
-_MONTH = lazy_compile(r"[^\W\d_]{3}|\d{1,4}[-/.]\d{1,2}")
 
 
 def known(state: ReadState, line: str) -> Split | None:
@@ -89,6 +95,8 @@ def known(state: ReadState, line: str) -> Split | None:
                 raw = match.group(0)[1:].rstrip()[:-1]
                 rest = rest[match.end() :]
                 ident = "kernel"
+            elif month_number(match.group(2)) is None and (undated := undated_dmesg_t(state, rest, match)):
+                return undated
         if wall is None:
             human = dmesg_human(state, rest)
             if human is not None:
@@ -139,6 +147,10 @@ def known(state: ReadState, line: str) -> Split | None:
             if wall is not None:
                 raw = match.group(0).strip()
                 rest, ident, host, pid = syslog_rest(rest[match.end() :], tagless_is_host=True)
+    if wall is None and head == " " and rest[2:3] in ("月", "월"):
+        # ja_JP and ko_KR pad `%b` to two columns: journalctl prints " 1月 02 10:11:12 host".
+        rest = rest[1:]
+        head = rest[:1]
     if wall is None and (head.isalpha() or head.isdigit()):
         # Month first ("Nov 14", "Dez 14"); CJK locales print "11月 14".
         match = SYSLOG.match(rest)
@@ -147,6 +159,8 @@ def known(state: ReadState, line: str) -> Split | None:
             if wall is not None:
                 raw = match.group(0).strip()
                 rest, ident, host, pid = syslog_rest(rest[match.end() :], tagless_is_host=True)
+            elif month_number(match.group(1)) is None and (undated := undated_syslog(state, rest, match)):
+                return undated
         if wall is None and head.isalpha():
             match = KERNEL_ONLY.match(rest)
             if match:
@@ -225,11 +239,13 @@ def dated_time(state: ReadState, words: str) -> datetime | None:
     """dateutil's reading of a stamp, with the year inferred as syslog's is (--year, or the
     file's time) where the stamp gives none: dateutil fills in the current year, and a log of
     June read in December was dated in the wrong year."""
-    if not _MONTH.search(words):
-        # `29 01:00:04` (a quote cut the month off): dateutil would take this month.
+    named = named_month(words)
+    if named is None:
+        # `29 01:00:04` (a quote cut the month off), `лис 02 10:11:12` (a month no table
+        # holds): dateutil would skip the word and take this month.
         return None
-    wall = fuzzy_time(words, state.zone)
-    if wall is None or _YEAR.search(words):
+    wall = fuzzy_time(named, state.zone)
+    if wall is None or _YEAR.search(named):
         return wall
     try:
         return wall.replace(year=year_for(state.year, state.reference, wall.month, wall.day))

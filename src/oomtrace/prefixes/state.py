@@ -77,9 +77,10 @@ class ReadState:
         raw = f"{raw} {uptime.group(0).strip()}".strip()
         return self._remember(Stamp(wall, seconds, raw, self._boot_for(seconds)))
 
-    def _clock_stamp(self, match: re.Match[str]) -> Stamp:
+    def _clock_stamp(self, match: re.Match[str], raw: str | None = None) -> Stamp:
         """The stamp of a time of day (groups h, m, s, f): seconds since the source's first
-        midnight, a day later each time the clock goes back by more than half a day."""
+        midnight, a day later each time the clock goes back by more than half a day. `raw`: the
+        stamp as printed where it is more than the clock (a date that could not be read)."""
         seconds = int(match["h"]) * 3600 + int(match["m"]) * 60 + int(match["s"])
         reading = seconds + (float(match["f"].replace(",", ".")) if match["f"] else 0.0)
         if self._last_clock is not None:
@@ -88,7 +89,8 @@ class ReadState:
             if reading < self._last_clock - _NEXT_DAY_S:
                 reading += 86400
         self._last_clock = reading
-        return self._remember(Stamp(None, None, match.group(0).strip(), self._boot, reading))
+        printed = match.group(0).strip() if raw is None else raw
+        return self._remember(Stamp(None, None, printed, self._boot, reading))
 
     def _remember(self, stamp: Stamp) -> Stamp:
         self._previous = stamp
