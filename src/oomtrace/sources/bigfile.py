@@ -101,7 +101,7 @@ def big_file_records(source: Source, path: str, splitter: LineSplitter) -> Gener
             source.problem = f"cut short after line {max(total, line_no)} ({error})"
         yield from reader.finish()
         # Read at offsets, the scan ends where the file ends now: short of its first size, it shrank.
-        source.add_problem(stream.shrank(source.name, None if streamed else read_to))
+        source.add_problem(stream.shrank(source.name, None if streamed else read_to, max(total, line_no)))
     source.add_problem(
         bound_note(head.cut_lines + cut_lines, head.cut_json + cut_json, head.skipped_bytes + skipped)
     )

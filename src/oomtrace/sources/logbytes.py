@@ -37,10 +37,12 @@ class LogBytes:
         self.opened_size = opened_size
         """The file's size when it was opened (None: standard input, a pipe, a device)."""
 
-    def shrank(self, name: str, read_to: int | None = None) -> str | None:
+    def shrank(self, name: str, read_to: int | None = None, lines: int | None = None) -> str | None:
         """What to say when the file is smaller than when it was opened and reading ended short
         of that size: logrotate's copytruncate (or anyone) cut it while it was read. `read_to`
-        is how far reading came (bytes of the file; default: this stream's position)."""
+        is how far reading came (bytes of the file; default: this stream's position). `lines`:
+        say how far as the lines read instead, where the bytes are not known exactly (the chunk
+        scan's threads read ahead of the lines it has counted)."""
         if self.opened_size is None:
             return None
         try:
@@ -50,9 +52,10 @@ class LogBytes:
         read = self.position() if read_to is None else read_to
         if now >= self.opened_size or read >= self.opened_size:
             return None  # not smaller now, or read whole before it shrank: no loss
+        how_far = f"line {lines:,}" if lines is not None else f"byte {read:,}"
         return (
             f"{name} shrank from {self.opened_size:,} to {now:,} bytes while it was read (logrotate's "
-            f"copytruncate does this): read up to byte {read:,}; lines after it may be missing"
+            f"copytruncate does this): read up to {how_far}; lines after it may be missing"
         )
 
     def read1(self, size: int = -1, /) -> bytes:
