@@ -993,3 +993,26 @@ def test_a_repeat_after_the_kill_is_not_counted_before_it(tmp_path: Path) -> Non
     result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2026")
     (incident,) = json.loads(result.stdout)["incidents"]
     assert incident["earliest_warning"]["count"] == 1
+
+
+def test_syslog_records_joined_by_one_space_are_split_and_the_old_kill_line_is_told_as_it_is() -> None:
+    """Issue 38's corpus: a vendor page that lost its line breaks joined four RHEL 4 records with
+    one space each. The victim was read as `jserver). Jul 19 05:19:24 asl131 kernel: Out of
+    Memory: …` (the name ran to the line's last parenthesis), a false name; and the story said the
+    kill line was missing, though 2.6's kill line is there and gives only the pid and the name."""
+    case = (
+        ROOT
+        / "tests"
+        / "realworld"
+        / "cases"
+        / "wide-aslab-rhel4-numa-kill-lines-joined-one-line"
+        / "input.txt"
+    )
+    document = json.loads(run("list", "-k", str(case), "-f", "json", "--tz", "UTC", "--year", "2026").stdout)
+    assert [(e["victim"]["comm"], e["victim"]["pid"], e["time"]) for e in document["episodes"]] == [
+        ("jserver", 2368, "2026-07-19T05:19:24+00:00")
+    ]
+    said = " ".join(run("why", "jserver", "-k", str(case), "--tz", "UTC", "--year", "2026").stdout.split())
+    assert "Jul 19" not in said.split("Read ")[0]
+    assert "its sizes are not in the log (its kill line gives only its pid and name)" in said
+    assert "no kill line" not in said

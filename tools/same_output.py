@@ -244,8 +244,10 @@ def _file_name(argv: Sequence[str]) -> str:
     """A file name for a command (its input's options left out), the same for every run."""
     plain = "_".join(argv)
     name = re.sub(r"[^A-Za-z0-9._+=-]", "_", plain)
-    if name != plain:  # `why '****'` and `why '????'` must not share a file
-        name += "." + hashlib.sha256(plain.encode()).hexdigest()[:8]
+    # `why '****'` and `why '????'` must not share a file, nor two names cut at 200 bytes (a
+    # victim's name read wrong can run a whole line long: NAME_MAX is 255).
+    if name != plain or len(name) > 200:
+        name = name[:200] + "." + hashlib.sha256(plain.encode()).hexdigest()[:8]
     return name + ".out"
 
 

@@ -303,8 +303,15 @@ def _kernel_facts(story: Story, why: Explanation) -> tuple[Fact, ...]:
     uid = f", uid {victim.uid}" if victim.uid is not None else ""
     process = f"{victim.comm} (pid {victim.pid}{uid})"
     if victim.anon_rss_kb is None and victim.total_vm_kb is None:
+        # Named by the kill line itself, the line is there: old kernels' (`Out of Memory: Killed
+        # process 2368 (jserver).`) give only the pid and the name.
+        why_not = (
+            "its kill line gives only its pid and name"
+            if not victim.comm_from and not victim.pid_from
+            else "no kill line"
+        )
         facts.append(
-            Fact("victim", "Victim", f"{process}: its sizes are not in the log (no kill line)", "absent")
+            Fact("victim", "Victim", f"{process}: its sizes are not in the log ({why_not})", "absent")
         )
     else:
         sizes = [

@@ -27,8 +27,11 @@ _JOINED_AT = lazy_compile(r"\s\s" + _JOINED_STAMP)
 # the second message's own prefix follows the first message's last character
 # (`... kernel: Mem-Info:Nov 14 13:12:12 gpu-3 kernel: Out of memory: ...`). Split only where the
 # line begins with a prefix of that shape too.
-_GLUED_SYSLOG = lazy_compile(r"(?<=\S)(?=[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s:]+ kernel: )")
-_GLUED_ISO = lazy_compile(r"(?<=\S)(?=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\S* [^\s:]+ kernel: )")
+# A page that lost its line breaks joins the records with one space instead (a vendor's
+# knowledge-base page: `... Killed process 2368 (jserver). Jul 19 05:19:24 asl131 kernel: ...`):
+# the space goes with the break.
+_GLUED_SYSLOG = lazy_compile(r"(?<=\S) ?(?=[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} [^\s:]+ kernel: )")
+_GLUED_ISO = lazy_compile(r"(?<=\S) ?(?=\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\S* [^\s:]+ kernel: )")
 # A later uptime stamp: found by its `[` (a literal the engine scans for fast), then checked to
 # stand right after a character of the message (not a space: that is another shape).
 _LATER_UPTIME = lazy_compile(r"\[ *\d{1,10}\.\d{6}\] ")
