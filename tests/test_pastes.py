@@ -1016,3 +1016,15 @@ def test_syslog_records_joined_by_one_space_are_split_and_the_old_kill_line_is_t
     assert "Jul 19" not in said.split("Read ")[0]
     assert "its sizes are not in the log (its kill line gives only its pid and name)" in said
     assert "no kill line" not in said
+
+
+def test_a_masked_gfp_mask_is_no_mask_not_its_first_digits() -> None:
+    """A vendor's doc masked the mask (`gfp_mask=0x62****(GFP_HIGHUSER_MOVABLE|__GFP_ZERO)`): it
+    was read as 0x62, a value the kernel never printed, and the order after it was lost."""
+    case = (
+        ROOT / "tests" / "realworld" / "cases" / "wide-alibaba-ja-doc-line-numbers-masked-gfp" / "input.txt"
+    )
+    document = json.loads(run("list", "-k", str(case), "-f", "json", "--tz", "UTC").stdout)
+    (episode,) = document["episodes"]
+    assert episode["trigger"]["gfp_mask"] is None and episode["trigger"]["order"] == 0
+    assert episode["trigger"]["comm"] == "test"

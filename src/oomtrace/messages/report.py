@@ -12,10 +12,12 @@ from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages.kind import MessageKind, kb_values
 from oomtrace.records import Record
 
-# The header, whole or cut after the name or anywhere after it (pastes lose the line's end).
+# The header, whole or cut after the name or anywhere after it (pastes lose the line's end). A
+# mask followed by what no mask holds (`gfp_mask=0x62****(...)`, masked in a vendor's doc) is
+# read as no mask, never as its first digits; the fields after it are still read.
 _INVOKED = lazy_compile(
     r"(?P<comm>.*?) invoked oom-killer"
-    r"(?::\s*(?:gfp_mask=(?P<gfp>0x[0-9a-fA-F]+)(?:\((?P<flags>[^)]*)\)?)?,?)?"
+    r"(?::\s*(?:gfp_mask=(?:(?P<gfp>0x[0-9a-fA-F]+)(?![0-9a-zA-Z*])(?:\((?P<flags>[^)]*)\)?)?|[^,\s]*),?)?"
     r"(?:\s*nodemask=(?P<nodemask>[^,]*),?)?(?:\s*order=(?P<order>-?\d{1,2})(?!\d))?)?"
 )
 _ADJ_IN_HEADER = lazy_compile(r"(?:oom_score_adj|oom_adj|oomkilladj)=(-?\d{1,20})")
@@ -23,7 +25,7 @@ _ADJ_IN_HEADER = lazy_compile(r"(?:oom_score_adj|oom_adj|oomkilladj)=(-?\d{1,20}
 
 # 2.6.0-2.6.1x print no name: `oom-killer: gfp_mask=0xd0` (with `, order=N` from 2.6.13).
 _OLD_HEADER = lazy_compile(
-    r"oom-killer: gfp_mask=(?P<gfp>0x[0-9a-fA-F]+)(?:, order=(?P<order>-?\d{1,2})(?!\d))?"
+    r"oom-killer: gfp_mask=(?P<gfp>0x[0-9a-fA-F]+)(?![0-9a-zA-Z*])(?:, order=(?P<order>-?\d{1,2})(?!\d))?"
 )
 
 
