@@ -7,6 +7,8 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run
 from tests.realworld.score import _actual
 
@@ -375,3 +377,28 @@ def test_a_last_state_names_no_container_from_the_element_above(tmp_path: Path) 
     (episode,) = episodes_of_file(log)
     assert episode["time"] is None
     assert episode["victim"]["comm"] == "kubeshark-worker"
+
+
+def test_the_chunk_scan_reads_a_status_name_and_end_as_a_full_read_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big file or standard input is scanned in chunks, its lines without an anchor skipped:
+    the lines above a status's reason (its name, a finishedAt) and those down to its Finished
+    are read all the same, behind noise as in a paste."""
+    from oomtrace.sources import bigfile
+    from tests.test_fastpath import listing
+
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 2)
+    noise = [f"usb 1-1.{n}: new high-speed USB device number {n} using xhci_hcd" for n in range(40)]
+    describe = ["Containers:", "  web:", "    Image:          nginx", *_indented(_DESCRIBE, 4)]
+    for name, lines, victim in (
+        ("describe.txt", [*noise, *describe, *noise], "web"),
+        ("pod.json", [*noise, *_STATUS.splitlines(), *noise], "kubeshark-worker"),
+    ):
+        log = tmp_path / name
+        log.write_text("\n".join(lines) + "\n")
+        fast, full = listing(log, True, monkeypatch), listing(log, False, monkeypatch)
+        assert fast["episodes"] == full["episodes"], name
+        (episode,) = full["episodes"]
+        assert episode["victim"]["comm"] == victim
+        assert episode["time"] is not None

@@ -24,7 +24,14 @@ from oomtrace.episodes.moments import moment_of
 from oomtrace.episodes.runs import WarningRuns
 from oomtrace.frozen import replace
 from oomtrace.keep import FirstAndLast
-from oomtrace.messages.runtime import CONTEXT_LINES, STATUS_REASON, container_context, iso_time, same_status
+from oomtrace.messages.runtime import (
+    CONTEXT_LINES,
+    FINISHED_LINES,
+    STATUS_REASON,
+    container_context,
+    iso_time,
+    same_status,
+)
 from oomtrace.model import Analysis, Crash, Episode, UnitNote
 from oomtrace.records import Record
 from oomtrace.services import RUNTIME, join_units, join_witnesses, unit_of, userspace_episode
@@ -42,11 +49,6 @@ RANGE_MARGIN_S = 3600.0
 SEEN_KILLS = 4096
 # How far (in records) a userspace killer's act may follow the line naming its victim.
 NAMED_VICTIM_LINES = 50
-# How far (in lines) a container's `Finished:` may follow its `Reason: OOMKilled`: kubectl
-# prints Exit Code, Signal, Started and Finished under the Reason (3-4 lines), docker inspect
-# Dead, Pid, ExitCode, Error, StartedAt and FinishedAt under `"OOMKilled": true` (6); the next
-# container's block is a dozen lines and more below, and its end is never this one's.
-FINISHED_LINES = 8
 # A closed report past the first KEPT_FIRST is kept as its draft (and frozen only if it is
 # still among the last KEPT_LAST at the end) when it holds at most this many events: a crash
 # loop's middle kills are counted, never shown, and freezing each was a tenth of `list`. A

@@ -254,6 +254,24 @@ CONTAINER_FINISHED = MessageKind(
 # its name (`  web:` under `Containers:`) and prints `State:`/`Last State:` in it. The look-back is
 # bounded by this many lines and by the block: never another container's object or heading.
 CONTEXT_LINES = 24
+# How far (in lines) a container's `Finished:` may follow its `Reason: OOMKilled`: kubectl
+# prints Exit Code, Signal, Started and Finished under the Reason (3-4 lines), docker inspect
+# Dead, Pid, ExitCode, Error, StartedAt and FinishedAt under `"OOMKilled": true` (6); the next
+# container's block is a dozen lines and more below, and its end is never this one's.
+FINISHED_LINES = 8
+
+
+def is_status(text: str) -> bool:
+    """Does the line hold a container status's OOM reason (whose name and end lie around it)?"""
+    return ("OOM" in text and "Killed" in text) and _TERMINATED.search(text) is not None
+
+
+def in_status(text: str) -> bool:
+    """Is the line a container status's reason or end (`finishedAt` may come right above the
+    reason): the lines around it are a status's look-back (sources/bigfile.py reads them)."""
+    return is_status(text) or ("inished" in text and _FINISHED.search(text) is not None)
+
+
 _JSON_KEY = lazy_compile(r'"(?P<key>[^"\\]{1,253})":\s*(?P<value>.*?),?$')
 _JSON_STRING = lazy_compile(r'"(?P<text>[^"\\]{1,253})"')
 _NAME = lazy_compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
