@@ -17,6 +17,7 @@ from itertools import accumulate
 from typing import Any
 
 from oomtrace.messages import MESSAGES
+from oomtrace.messages.runtime import FINISHED_LINES, is_status
 
 # Short literals that stand for many anchors at once: the fewer literals, the faster Hyperscan
 # searches them (its cost follows their count). Each must be part of some kind's anchor.
@@ -60,6 +61,10 @@ class Prefilter:
     def in_region(self) -> bool:
         return self._left > 0
 
+    def keep(self, lines: int) -> None:
+        """Want at least the next `lines` lines (a container status's look-back and its end)."""
+        self._left = max(self._left, lines)
+
     def wants(self, text: str) -> bool:
         if self._left:
             self._left -= 1
@@ -78,7 +83,9 @@ class Prefilter:
         if "Killed process" not in text and any(start in text for start in REGION_STARTS):
             self._left = REGION_MAX_LINES
         elif XID_ANCHOR not in text:
-            self._left = 1  # a wrapped line's rest holds no anchor of its own (parse.parse_records)
+            # A wrapped line's rest holds no anchor of its own (parse.parse_records); a container
+            # status's lines down to its `Finished:` are what the builder checks between them.
+            self._left = FINISHED_LINES if is_status(text) else 1
         return True
 
     def take_to_kill(self, data: bytes, start: int) -> int:

@@ -9,7 +9,7 @@ of assembly itself.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
@@ -24,6 +24,14 @@ from oomtrace.episodes.moments import moment_of
 from oomtrace.episodes.runs import WarningRuns
 from oomtrace.frozen import replace
 from oomtrace.keep import FirstAndLast
+from oomtrace.messages.runtime import (
+    CONTEXT_LINES,
+    FINISHED_LINES,
+    STATUS_REASON,
+    container_context,
+    iso_time,
+    same_status,
+)
 from oomtrace.model import Analysis, Crash, Episode, UnitNote
 from oomtrace.records import Record
 from oomtrace.services import RUNTIME, join_units, join_witnesses, unit_of, userspace_episode
@@ -41,11 +49,6 @@ RANGE_MARGIN_S = 3600.0
 SEEN_KILLS = 4096
 # How far (in records) a userspace killer's act may follow the line naming its victim.
 NAMED_VICTIM_LINES = 50
-# How far (in lines) a container's `Finished:` may follow its `Reason: OOMKilled`: kubectl
-# prints Exit Code, Signal, Started and Finished under the Reason (3-4 lines), docker inspect
-# Dead, Pid, ExitCode, Error, StartedAt and FinishedAt under `"OOMKilled": true` (6); the next
-# container's block is a dozen lines and more below, and its end is never this one's.
-FINISHED_LINES = 8
 # A closed report past the first KEPT_FIRST is kept as its draft (and frozen only if it is
 # still among the last KEPT_LAST at the end) when it holds at most this many events: a crash
 # loop's middle kills are counted, never shown, and freezing each was a tenth of `list`. A
@@ -104,6 +107,9 @@ class EpisodeBuilder:
         self._held: tuple[ev.UserspaceKill, int] | None = None
         """A container's `Reason: OOMKilled` awaiting its `Finished:` line (FINISHED_LINES)."""
         self._deaths: FirstAndLast[tuple[ev.ProcessDied, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
+        self._recent: deque[Record] = deque(maxlen=CONTEXT_LINES + FINISHED_LINES)
+        """The last records fed: a container status's name and end above its reason, and what
+        lies between the reason and its `Finished:` below."""
 
     # ---- input -------------------------------------------------------------------
 
@@ -132,6 +138,7 @@ class EpisodeBuilder:
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
         seq = self._seq = self._seq + 1  # a local: read on every record, and cheaper so
+        self._recent.append(record)
         info = self._note_span(record, seq)
         # A text log is one stream (a line naming no host, a continuation, is the last one's);
         # a journal or an export interleaves its hosts' entries: one stream each.
@@ -165,11 +172,9 @@ class EpisodeBuilder:
             self._named[(record.host, record.source)] = (event, seq)
         elif isinstance(event, ev.UserspaceKill):
             self._release_held()
-            if (
-                event.killer == RUNTIME
-                and event.at is None
-                and event.reason.startswith("the container's status")
-            ):
+            if event.killer == RUNTIME and event.reason.startswith(STATUS_REASON):
+                event = self._in_context(event)
+            if event.killer == RUNTIME and event.at is None and event.reason.startswith(STATUS_REASON):
                 self._held = (event, seq)
             else:
                 self._userspace_kill(event, seq)
@@ -199,6 +204,42 @@ class EpisodeBuilder:
             self._keep(episode)
         self._runs.killed(event.record.host, seq)
 
+    def _lines_before(self, record: Record, count: int) -> list[str]:
+        """The messages of the `count` lines (at most) right before `record` in its source, as
+        far back as they were all fed (a prefiltered source skips lines: none past a gap)."""
+        lines: list[str] = []
+        want = record.line_no - 1
+        for before in reversed(self._recent):
+            if before is record or before.line_no > want:
+                continue
+            if before.source != record.source or before.line_no != want or len(lines) >= count:
+                break
+            lines.append(before.message)
+            want -= 1
+        lines.reverse()
+        return lines
+
+    def _fed_between(self, first: Record, last: Record) -> list[str]:
+        """The messages of the records fed between two of one source (a prefiltered source
+        feeds only some of the lines)."""
+        return [
+            r.message
+            for r in self._recent
+            if r.source == first.source and first.line_no < r.line_no < last.line_no
+        ]
+
+    def _in_context(self, kill: ev.UserspaceKill) -> ev.UserspaceKill:
+        """A container's status with the name and end that the lines above its reason give."""
+        name, finished = container_context(
+            kill.record.message, self._lines_before(kill.record, CONTEXT_LINES)
+        )
+        if name is not None and kill.comm is None:
+            kill = replace(kill, comm=name)
+        at = iso_time(finished) if finished is not None and kill.at is None else None
+        if at is not None:
+            kill = replace(kill, at=at, at_raw=finished)
+        return kill
+
     def _finished(self, finished: ev.ContainerFinished) -> None:
         """A container's end joined to the `Reason: OOMKilled` just above it in the same source;
         any other `Finished:` (a container that ended otherwise, one too far below) is no time of
@@ -207,7 +248,11 @@ class EpisodeBuilder:
             return
         kill, seq = self._held
         below = finished.record.line_no - kill.record.line_no
-        if finished.record.source == kill.record.source and 0 < below <= FINISHED_LINES:
+        if (
+            finished.record.source == kill.record.source
+            and 0 < below <= FINISHED_LINES
+            and same_status(self._fed_between(kill.record, finished.record))
+        ):
             self._held = (replace(kill, at=finished.at, at_raw=finished.raw), seq)
         self._release_held()
 

@@ -171,6 +171,7 @@ DOCKER_OOM_EVENT = MessageKind(
 # A container's last end as the runtime keeps it: `kubectl describe pod`'s `Reason: OOMKilled`,
 # the kubelet's JSON status `"reason": "OOMKilled"` (2014: `"OOM Killed"`), `docker inspect`'s
 # `"OOMKilled": true` (its `false` is every other container's).
+STATUS_REASON = "the container's status"
 _TERMINATED = lazy_compile(r'(?:^|\s)Reason:\s+OOMKilled\b|"reason":\s*"OOM ?Killed"|"OOMKilled":\s*true\b')
 
 
@@ -190,7 +191,7 @@ def _terminated(record: Record, text: str) -> ev.Event | None:
         None,
         None,
         None,
-        f"the container's status: {said}",
+        f"{STATUS_REASON}: {said}",
         at=at,
         at_raw=(finished["iso"] or finished["rfc"]) if finished and at else None,
     )
@@ -243,6 +244,129 @@ CONTAINER_FINISHED = MessageKind(
     "  Finished:     Fri, 15 Sep 2023 09:56:17 +0200",
     origin="any",
 )
+
+
+# A container's status names its container, and may print its end, a few lines above its reason:
+# the kubelet's JSON (2014) keys the container's object by its name (`"oom-test": {` holding
+# `"state": {"termination": {…"reason": "OOM Killed"`); `kubectl get pod -o json` sorts keys, so
+# a `"state"` object follows the container's `"name"` and a `"terminated"` object prints its
+# `"finishedAt"` above its `"reason"`; `kubectl describe pod` heads each container's block with
+# its name (`  web:` under `Containers:`) and prints `State:`/`Last State:` in it. The look-back is
+# bounded by this many lines and by the block: never another container's object or heading.
+CONTEXT_LINES = 24
+# How far (in lines) a container's `Finished:` may follow its `Reason: OOMKilled`: kubectl
+# prints Exit Code, Signal, Started and Finished under the Reason (3-4 lines), docker inspect
+# Dead, Pid, ExitCode, Error, StartedAt and FinishedAt under `"OOMKilled": true` (6); the next
+# container's block is a dozen lines and more below, and its end is never this one's.
+FINISHED_LINES = 8
+
+
+def is_status(text: str) -> bool:
+    """Does the line hold a container status's OOM reason (whose name and end lie around it)?"""
+    return ("OOM" in text and "Killed" in text) and _TERMINATED.search(text) is not None
+
+
+def in_status(text: str) -> bool:
+    """Is the line a container status's reason or end (`finishedAt` may come right above the
+    reason): the lines around it are a status's look-back (sources/bigfile.py reads them)."""
+    return is_status(text) or ("inished" in text and _FINISHED.search(text) is not None)
+
+
+_JSON_KEY = lazy_compile(r'"(?P<key>[^"\\]{1,253})":\s*(?P<value>.*?),?$')
+_JSON_STRING = lazy_compile(r'"(?P<text>[^"\\]{1,253})"')
+_NAME = lazy_compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+_STATE_LINE = lazy_compile(r"(?:Last (?:Termination )?)?State:\s+Terminated$")
+_TERMINATED_KEYS = ("terminated", "termination")
+_STATE_KEYS = ("state", "lastState")
+
+
+def container_context(reason: str, above: list[str]) -> tuple[str | None, str | None]:
+    """The container's name and its end (`finishedAt` as printed) that the lines just `above` a
+    status's reason line (nearest last, contiguous) give, each None where they do not say."""
+    if _TERMINATED.search(reason) is None:
+        return None, None
+    if reason.lstrip().startswith('"'):
+        return _json_context(above)
+    return _heading_context(reason, above), None
+
+
+def _json_context(above: list[str]) -> tuple[str | None, str | None]:
+    keys: list[str] = []  # the keys of the objects holding the reason, innermost first
+    nested = 0  # how deep inside a sibling object (closed above the reason) the walk is
+    finished = None
+    for line in reversed(above):
+        text = line.strip()
+        if not text:
+            break
+        if text.startswith(("}", "]")):
+            nested += 1
+            continue
+        key = _JSON_KEY.match(text)
+        if text.endswith(("{", "[")):
+            if nested:
+                nested -= 1
+                continue
+            if key is None:
+                break  # a bare `{`: an array's element (another container) begins above
+            if _in_state(keys):
+                return _name(key["key"]), finished
+            keys.append(key["key"])
+            if len(keys) > 2:
+                break
+            continue
+        if nested:
+            continue
+        if key is None:
+            break  # not a key: no JSON object here
+        if not keys and key["key"] in ("finishedAt", "FinishedAt"):
+            value = _JSON_STRING.fullmatch(key["value"])
+            finished = value["text"] if value else None
+        elif _in_state(keys) and key["key"] == "name":
+            value = _JSON_STRING.fullmatch(key["value"])
+            return (_name(value["text"]) if value else None), finished
+    return None, finished
+
+
+def _in_state(keys: list[str]) -> bool:
+    """Is the walk in the container's object: the reason's `terminated` inside its `state`?"""
+    return len(keys) == 2 and keys[0] in _TERMINATED_KEYS and keys[1] in _STATE_KEYS
+
+
+def _name(text: str) -> str | None:
+    return text if _NAME.fullmatch(text) else None
+
+
+def _heading_context(reason: str, above: list[str]) -> str | None:
+    """kubectl describe: the `State:`/`Last State:` line right above the reason, then the first
+    line less indented than it, which must be the container's heading (`  web:`)."""
+    state_indent = None
+    for line in reversed(above):
+        text = line.strip()
+        if not text:
+            return None
+        indent = _indent(line)
+        if state_indent is None:
+            if indent >= _indent(reason) or not _STATE_LINE.match(text):
+                return None
+            state_indent = indent
+        elif indent < state_indent:
+            heading = text[:-1] if text.endswith(":") else ""
+            return heading if heading != "Containers" and _name(heading) else None
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def same_status(between: list[str]) -> bool:
+    """Are the lines between a reason and a `Finished` line below it of the same status: no
+    object closed or opened, no blank line (then that end is another container's)?"""
+    for line in between:
+        text = line.strip()
+        if not text or text.startswith(("}", "]")) or text.endswith(("{", "[")):
+            return False
+    return True
 
 
 # Android's ActivityManager: `Process com.android.documentsui (pid 4563) has died: cch+6CEM`

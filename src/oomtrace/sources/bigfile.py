@@ -1,7 +1,8 @@
 """Reading a big log file through the chunk scan: only the lines that matter reach the grammar.
 
 The head of the file is read in full (it settles the format and the first stamp); then, chunk
-by chunk (sources/chunks.py), the lines holding an anchor, the reports they open, and the NVRM
+by chunk (sources/chunks.py), the lines holding an anchor, the reports they open, the lines
+around a container status (its name and end, messages/runtime.container_context), and the NVRM
 Xid lines, whose repeats are counted rather than parsed when counting cannot change the answer.
 A report cut before its header takes its body from the lines before its first line the scan
 handles (a kill, a call frame, Mem-Info...): there the lines the scan skipped are read back, from
@@ -20,6 +21,7 @@ from oomtrace.episodes import REPEAT_GAP_S, REPORT_LINE_EVENTS, record_gap
 from oomtrace.errors import InputError
 from oomtrace.events import EarlyWarning, Event, OomInvoked
 from oomtrace.frozen import Frozen, replace
+from oomtrace.messages.runtime import CONTEXT_LINES, FINISHED_LINES, in_status
 from oomtrace.parse import parse_record, parse_records
 from oomtrace.prefilter import REGION_MAX_LINES, XID_ANCHOR, Prefilter
 from oomtrace.prefixes import LineSplitter
@@ -166,7 +168,16 @@ class _ChunkReader:
                 continue  # inside a report read above
             raw, end = chunk.line_at(start)
             text = _decode(raw)
-            if self.prefilter.wants(text):
+            if position < start and in_status(text):
+                # A container status's reason or end: the lines above it (its name, its end) and
+                # down to its Finished line are read as a full read gives them, from where its
+                # look-back begins (messages/runtime.container_context).
+                status, start = start, _lines_back(chunk.data, position, start, 0, CONTEXT_LINES)[0]
+                raw, end = chunk.line_at(start)
+                text = _decode(raw)
+                self.prefilter.keep(chunk.data.count(b"\n", start, status) + FINISHED_LINES)
+                position = yield from self._anchor(chunk, position, start, end, text)
+            elif self.prefilter.wants(text):
                 position = yield from self._anchor(chunk, position, start, end, text)
         window = self._window
         if window is not None and window.gaps and window.gaps[0].chunk is not chunk:
