@@ -253,11 +253,14 @@ def journalctl_argv(query: JournalQuery) -> list[str]:
         raise InputError(
             "journalctl is not installed", hint="pip install 'oomtrace[journal]', or pass -k FILE"
         )
+    # Absolute paths: `journalctl -f --file a.journal` (a bare name) fails "Failed to get journal
+    # fd: Destination address required" and exits 0, as systemd-python's reader does (its watch
+    # of the file's folder "" fails).
     command = [binary]
     if query.directory:
-        command += ["-D", query.directory]
+        command += ["-D", os.path.abspath(query.directory)]
     for path in query.files:
-        command += ["--file", path]
+        command += ["--file", os.path.abspath(path)]
     return command
 
 
