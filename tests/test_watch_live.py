@@ -883,7 +883,11 @@ def test_kill_9_after_the_story_makes_the_restart_say_a_repeat(tmp_path: Path) -
     """Issue 41: `kill -9` after a kill's story was out but before the cursor passed it: the
     restarted watcher told, recorded and hooked the kill again as new (10/10). The kills are
     now saved as told before their story is written: the restart says `"repeat": true`, and runs
-    the hook only if the stopped run had not (a page is never lost for a repeat's sake)."""
+    the hook only if the stopped run had not (a page is never lost for a repeat's sake).
+
+    Where the kill -9 lands after the story is this machine's timing (the loop may save the
+    cursor past the kill first), so the restart is run from the state the window leaves, made
+    from the killed run's own cursor file: its "told" list, the cursor from before the report."""
     boot = secrets.token_hex(16)
     boot_start = datetime.now(UTC) - timedelta(hours=2)
     journal, cursor, hooked = tmp_path / "a.journal", tmp_path / "cursor.json", tmp_path / "hooked.jsonl"
@@ -894,6 +898,13 @@ def test_kill_9_after_the_story_makes_the_restart_say_a_repeat(tmp_path: Path) -
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert first.stdout is not None
     assert json.loads(first.stdout.readline())["event"] == "started"
+    last_old = subprocess.run(
+        ["journalctl", "--file", str(journal), "-o", "json", "-n", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    before_report = json.loads(last_old.stdout)["__CURSOR"]
     seed000 = kernel_entries(FIXTURES / "seed000_llama_server_gb10" / "kernel.log", "spark-01", boot)
     _append(journal, _shifted(seed000, datetime.now(UTC) - timedelta(minutes=30)), boot_start)
     for line in first.stdout:
@@ -903,17 +914,22 @@ def test_kill_9_after_the_story_makes_the_restart_say_a_repeat(tmp_path: Path) -
             break
     first.wait(timeout=30)
     assert told["event"] == "kill" and told["repeat"] is False
-    ran_before = hooked.read_text().count('"event": "kill"') if hooked.exists() else 0
+    # Saved before its story was written: whatever the timing, the killed run's file holds it.
+    saved = json.loads(cursor.read_text())
+    (key,) = [k for k in saved["told"] if k[1] == 1966928]
 
-    again = Watching(*command[6:])
-    again.wait_for(lambda e: e["event"] == "kill", 15)
-    again.stop()
-    (kill,) = [e for e in again.seen if e["event"] == "kill"]
-    assert kill["repeat"] is True and kill["story"]["episode"]["victim"]["pid"] == 1966928
-    assert "a repeat: told before the watcher last stopped" in kill["text"]
-    hooks = [h for h in map(json.loads, hooked.read_text().splitlines()) if h["event"] == "kill"]
-    assert [h["story"]["episode"]["victim"]["pid"] for h in hooks] == [1966928] * len(hooks)
-    if ran_before:
-        assert len(hooks) == ran_before  # it ran before the kill -9: not again
-    else:
-        assert len(hooks) == 1 and hooks[0]["repeat"] is True  # it had not run: run now, said a repeat
+    for hook_ran in (True, False):
+        cursor.write_text(json.dumps({**saved, "cursor": before_report, "hooked": [key] if hook_ran else []}))
+        hooked.unlink(missing_ok=True)
+        again = Watching(*command[6:])
+        again.wait_for(lambda e: e["event"] == "kill", 15)
+        again.stop()
+        (kill,) = [e for e in again.seen if e["event"] == "kill"]
+        assert kill["repeat"] is True and kill["story"]["episode"]["victim"]["pid"] == 1966928
+        assert "a repeat: told before the watcher last stopped" in kill["text"]
+        hooks = [h for h in map(json.loads, hooked.read_text().splitlines())] if hooked.exists() else []
+        kills = [h for h in hooks if h["event"] == "kill"]
+        if hook_ran:
+            assert kills == []  # it ran before the kill -9: not again
+        else:
+            assert len(kills) == 1 and kills[0]["repeat"] is True  # it had not run: run now, said a repeat
