@@ -9,12 +9,13 @@ of assembly itself.
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from oomtrace import events as ev
 from oomtrace.episodes.assemble import BODY, STRONG, ReportAssembler, Stream
+from oomtrace.episodes.containers import ContainerStatuses
 from oomtrace.episodes.draft import Draft
 from oomtrace.episodes.elide import Deferred, Elision, outline_of, thawed
 from oomtrace.episodes.freeze import Freezer
@@ -24,17 +25,9 @@ from oomtrace.episodes.moments import moment_of
 from oomtrace.episodes.runs import WarningRuns
 from oomtrace.frozen import replace
 from oomtrace.keep import FirstAndLast
-from oomtrace.messages.runtime import (
-    CONTEXT_LINES,
-    FINISHED_LINES,
-    STATUS_REASON,
-    container_context,
-    iso_time,
-    same_status,
-)
 from oomtrace.model import Analysis, Crash, Episode, UnitNote
 from oomtrace.records import Record
-from oomtrace.services import RUNTIME, join_units, join_witnesses, unit_of, userspace_episode
+from oomtrace.services import join_units, join_witnesses, unit_of, userspace_episode
 
 # A log of more kills than this keeps the first KEPT_FIRST and the last KEPT_LAST whole, and
 # counts the ones between (model.Elided): a crash loop of 200,000 kills fits in ~100 MB.
@@ -104,18 +97,14 @@ class EpisodeBuilder:
         self._unit_records: FirstAndLast[tuple[ev.UnitRecord, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
         self._named: dict[tuple[str | None, str], tuple[ev.VictimNamed, int]] = {}
         """The process a userspace killer last named, per (host, source), awaiting its act."""
-        self._held: tuple[ev.UserspaceKill, int] | None = None
-        """A container's `Reason: OOMKilled` awaiting its `Finished:` line (FINISHED_LINES)."""
         self._deaths: FirstAndLast[tuple[ev.ProcessDied, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
-        self._recent: deque[Record] = deque(maxlen=CONTEXT_LINES + FINISHED_LINES)
-        """The last records fed: a container status's name and end above its reason, and what
-        lies between the reason and its `Finished:` below."""
+        self._containers = ContainerStatuses(self._userspace_kill)
 
     # ---- input -------------------------------------------------------------------
 
     def begin_source(self, name: str, kind: str, boot_time: datetime | None = None) -> None:
         """Start reading a source; `boot_time` converts its uptimes to wall time."""
-        self._release_held()
+        self._containers.release()
         self._assembler.close_current()
         self._ledger.begin(name, kind, boot_time)
 
@@ -138,7 +127,7 @@ class EpisodeBuilder:
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
         seq = self._seq = self._seq + 1  # a local: read on every record, and cheaper so
-        self._recent.append(record)
+        self._containers.saw(record)
         info = self._note_span(record, seq)
         # A text log is one stream (a line naming no host, a continuation, is the last one's);
         # a journal or an export interleaves its hosts' entries: one stream each.
@@ -171,15 +160,9 @@ class EpisodeBuilder:
         elif isinstance(event, ev.VictimNamed):
             self._named[(record.host, record.source)] = (event, seq)
         elif isinstance(event, ev.UserspaceKill):
-            self._release_held()
-            if event.killer == RUNTIME and event.reason.startswith(STATUS_REASON):
-                event = self._in_context(event)
-            if event.killer == RUNTIME and event.at is None and event.reason.startswith(STATUS_REASON):
-                self._held = (event, seq)
-            else:
-                self._userspace_kill(event, seq)
+            self._containers.kill(event, seq)
         elif isinstance(event, ev.ContainerFinished):
-            self._finished(event)
+            self._containers.finished(event)
         elif isinstance(event, ev.ProcessDied):
             self._deaths.append((event, seq))
         elif isinstance(event, ev.UnitRecord):
@@ -203,64 +186,6 @@ class EpisodeBuilder:
         for _ in range(event.count):
             self._keep(episode)
         self._runs.killed(event.record.host, seq)
-
-    def _lines_before(self, record: Record, count: int) -> list[str]:
-        """The messages of the `count` lines (at most) right before `record` in its source, as
-        far back as they were all fed (a prefiltered source skips lines: none past a gap)."""
-        lines: list[str] = []
-        want = record.line_no - 1
-        for before in reversed(self._recent):
-            if before is record or before.line_no > want:
-                continue
-            if before.source != record.source or before.line_no != want or len(lines) >= count:
-                break
-            lines.append(before.message)
-            want -= 1
-        lines.reverse()
-        return lines
-
-    def _fed_between(self, first: Record, last: Record) -> list[str]:
-        """The messages of the records fed between two of one source (a prefiltered source
-        feeds only some of the lines)."""
-        return [
-            r.message
-            for r in self._recent
-            if r.source == first.source and first.line_no < r.line_no < last.line_no
-        ]
-
-    def _in_context(self, kill: ev.UserspaceKill) -> ev.UserspaceKill:
-        """A container's status with the name and end that the lines above its reason give."""
-        name, finished = container_context(
-            kill.record.message, self._lines_before(kill.record, CONTEXT_LINES)
-        )
-        if name is not None and kill.comm is None:
-            kill = replace(kill, comm=name)
-        at = iso_time(finished) if finished is not None and kill.at is None else None
-        if at is not None:
-            kill = replace(kill, at=at, at_raw=finished)
-        return kill
-
-    def _finished(self, finished: ev.ContainerFinished) -> None:
-        """A container's end joined to the `Reason: OOMKilled` just above it in the same source;
-        any other `Finished:` (a container that ended otherwise, one too far below) is no time of
-        a kill."""
-        if self._held is None:
-            return
-        kill, seq = self._held
-        below = finished.record.line_no - kill.record.line_no
-        if (
-            finished.record.source == kill.record.source
-            and 0 < below <= FINISHED_LINES
-            and same_status(self._fed_between(kill.record, finished.record))
-        ):
-            self._held = (replace(kill, at=finished.at, at_raw=finished.raw), seq)
-        self._release_held()
-
-    def _release_held(self) -> None:
-        if self._held is not None:
-            kill, seq = self._held
-            self._held = None
-            self._userspace_kill(kill, seq)
 
     def _warning(self, event: ev.EarlyWarning) -> None:
         watch_record = self._ledger.kind(event.record.source) == "watch-record"
@@ -332,7 +257,7 @@ class EpisodeBuilder:
     # ---- output -----------------------------------------------------------------
 
     def finish(self) -> Analysis:
-        self._release_held()
+        self._containers.release()
         self._assembler.finish()
         # Boot times learnt after a report was frozen still give its uptimes a wall time.
         head = [self._resolved(thawed(e)) for e in self._frozen.head()]
