@@ -181,7 +181,7 @@ def _terminated(record: Record, text: str) -> ev.Event | None:
         return None
     said = " ".join(match.group(0).split())
     # A status on one line (`docker inspect` compacted, `{"OOMKilled":true,…,"FinishedAt":"…"}`)
-    # holds its end on the same line; else the Finished line below is joined (episodes/build.py).
+    # holds its end on the same line; else the Finished line below is joined (episodes/containers.py).
     finished = _FINISHED.search(text, match.end())
     at = _finished_time(finished) if finished else None
     return ev.UserspaceKill(
