@@ -18,7 +18,6 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from oomtrace.episodes import REPEAT_GAP_S, REPORT_LINE_EVENTS, record_gap
-from oomtrace.errors import InputError
 from oomtrace.events import EarlyWarning, Event, OomInvoked
 from oomtrace.frozen import Frozen, replace
 from oomtrace.messages.runtime import CONTEXT_LINES, FINISHED_LINES, in_status
@@ -28,7 +27,7 @@ from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources import chunks
 from oomtrace.sources.base import DAMAGED, Source
-from oomtrace.sources.compressed import untrusted
+from oomtrace.sources.compressed import cut_short
 from oomtrace.sources.lines import BoundedLines, bound_note
 from oomtrace.sources.logbytes import open_bytes
 
@@ -94,13 +93,8 @@ def big_file_records(source: Source, path: str, splitter: LineSplitter) -> Gener
                 last = chunk
                 read_to = max(read_to, chunk.offset + len(chunk.data) + chunk.skipped_bytes)
         except DAMAGED as error:
-            refusal = untrusted(source.name, error)
-            if refusal is not None:
-                raise refusal from None
-            # A cut or damaged compressed file: keep every line before the damage.
-            if line_no == 0:
-                raise InputError(f"cannot decompress {source.name}: {error}") from None
-            source.problem = f"cut short after line {max(total, line_no)} ({error})"
+            # Damage before the head's first line refuses the file, as line by line does.
+            source.problem = cut_short(source.name, error, max(total, line_no) if line_no else 0)
         yield from reader.finish()
         # Read at offsets, the scan ends where the file ends now: short of its first size, it shrank.
         source.add_problem(stream.shrank(source.name, None if streamed else read_to, max(total, line_no)))

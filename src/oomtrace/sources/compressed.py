@@ -111,6 +111,18 @@ def untrusted(name: str, error: BaseException) -> InputError | None:
     )
 
 
+def cut_short(name: str, error: BaseException, lines: int) -> str:
+    """What to say of a compressed log whose reading stopped at damage after `lines` lines (a
+    rotated log copied while written, a disk that filled up): every line before it is kept. One
+    whose lines cannot be trusted, or that gave none, is refused instead (InputError)."""
+    refusal = untrusted(name, error)
+    if refusal is not None:
+        raise refusal from None
+    if lines == 0:
+        raise InputError(f"cannot decompress {name}: {error}") from None
+    return f"cut short after line {lines} ({error})"
+
+
 def _zstd_error() -> type[BaseException]:
     try:
         import zstandard

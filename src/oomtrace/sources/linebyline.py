@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from oomtrace.errors import InputError
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
 from oomtrace.sources.base import DAMAGED, Source
-from oomtrace.sources.compressed import untrusted
+from oomtrace.sources.compressed import cut_short
 from oomtrace.sources.lines import open_text
 from oomtrace.sources.logbytes import LogBytes
 
@@ -34,14 +33,7 @@ def line_by_line_records(source: Source, path: str, splitter: LineSplitter) -> G
                 if line_no & ~0xFFFF != (line_no - count) & ~0xFFFF:
                     source._report(text.position())
         except DAMAGED as error:
-            refusal = untrusted(source.name, error)
-            if refusal is not None:
-                raise refusal from None
-            # A rotated log copied while being written, a disk that filled up: keep every
-            # line before the damage and say where reading stopped.
-            if line_no == 0:
-                raise InputError(f"cannot decompress {source.name}: {error}") from None
-            source.problem = f"cut short after line {line_no} ({error})"
+            source.problem = cut_short(source.name, error, line_no)
         source.add_problem(text.note())
         if isinstance(text.buffer, LogBytes):
             source.add_problem(text.buffer.shrank(source.name))
