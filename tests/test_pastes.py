@@ -355,6 +355,23 @@ def test_unit_records_with_no_prefix_at_all(tmp_path: Path) -> None:
     assert_facts(episode, {"killer": "systemd", "victim": "llama.service"})
 
 
+def test_systemd_oomd_killed_some_processes_is_a_kill_with_no_count(tmp_path: Path) -> None:
+    # systemd says "some" when it cannot read the count off the cgroup (systemd#35270's desktop).
+    text = (
+        "Nov 20 21:16:28 erebus systemd[2917]: app-gnome-slack-7078.scope: systemd-oomd killed some process(es) "
+        "in this unit.\n"
+        "Nov 20 21:16:28 erebus systemd[2917]: org.gnome.Shell@x11.service: systemd-oomd killed 2 process(es) in "
+        "this unit.\n"
+    )
+    episodes, _ = facts(tmp_path, text)
+    assert [(e["killer"], e["unit"]) for e in episodes] == [
+        ("systemd-oomd", "app-gnome-slack-7078.scope"),
+        ("systemd-oomd", "org.gnome.Shell@x11.service"),
+    ]
+    counts = [[n["count"] for n in e["unit_records"]] for e in episodes]
+    assert counts == [[None], [2]]
+
+
 def test_unit_records_that_lost_the_unit_name(tmp_path: Path) -> None:
     text = "A process of this unit has been killed by the OOM killer.\nFailed with result 'oom-kill'.\n"
     (episode,), _ = facts(tmp_path, text)

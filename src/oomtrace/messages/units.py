@@ -19,7 +19,8 @@ _UNIT_FAILED = lazy_compile(rf"(?:{_UNIT}: |^)Failed with result '(?P<result>[\w
 _UNIT_CONSUMED = lazy_compile(rf"{_UNIT}: Consumed (?P<text>.*)")
 _MEMORY_PEAK = lazy_compile(r"([\d.]+)([KMGT])? memory peak")
 _UNIT_RESTART = lazy_compile(rf"{_UNIT}: Scheduled restart job, restart counter is at (?P<n>\d{{1,9}})")
-_UNIT_OOMD = lazy_compile(rf"{_UNIT}: systemd-oomd killed (?P<n>\d{{1,9}}) process")
+# systemd says "some" when it could not read the count of killed processes from the cgroup's xattr.
+_UNIT_OOMD = lazy_compile(rf"{_UNIT}: systemd-oomd killed (?:(?P<n>\d{{1,9}})|some) process")
 _KIB = {None: 1 / 1024, "K": 1, "M": 1024, "G": 1024 * 1024, "T": 1024**3}
 
 
@@ -93,7 +94,8 @@ def _unit_oomd(record: Record, text: str) -> ev.Event | None:
     match = _UNIT_OOMD.search(text)
     if not match:
         return None
-    return ev.UnitRecord(record, match["unit"], "oomd-killed", text[match.start() :], count=int(match["n"]))
+    count = int(match["n"]) if match["n"] else None
+    return ev.UnitRecord(record, match["unit"], "oomd-killed", text[match.start() :], count=count)
 
 
 UNIT_OOMD_KILLED = MessageKind(
