@@ -402,3 +402,84 @@ def test_the_chunk_scan_reads_a_status_name_and_end_as_a_full_read_does(
         (episode,) = full["episodes"]
         assert episode["victim"]["comm"] == victim
         assert episode["time"] is not None
+
+
+_OOMD_248 = (
+    "Mar 29 01:08:45 fedora systemd-oomd[1003]: Memory pressure for /user.slice/user-1000.slice/user@1000.service "
+    "is greater than 10 for more than 10 seconds and there was reclaim activity\n"
+)
+
+
+def test_systemd_oomd_248s_decision_is_a_kill_whose_victim_it_does_not_name() -> None:
+    # systemd 248-rc4 logs the decision and then acts, naming no victim (systemd#19142's podman
+    # container).
+    (episode,) = episodes_of("user2-oomd-v248-greater-than-10-podman-died")
+    assert facts(episode, "killer", "trigger", "trigger_pid", "clock") == {
+        "killer": "systemd-oomd",
+        "trigger": "systemd-oomd",
+        "trigger_pid": 1003,
+        "clock": "01:08:45",
+    }
+    # The cgroup under pressure is not the victim: oomd kills one of its descendants.
+    assert episode["victim"] is None and episode["unit"] is None and episode["task_memcg"] is None
+    case = str(CASES / "user2-oomd-v248-greater-than-10-podman-died" / "input.txt")
+    listed = run("list", "-k", case, "--tz", "UTC")
+    assert "(not named)" in listed.stdout and "(no kill line)" not in listed.stdout
+    told = " ".join(run("report", "-k", case, "--tz", "UTC").stdout.split())
+    assert "1 incident(s), 1 kill(s)" in told
+    assert "an unnamed victim (systemd-oomd's record names none) was killed by" in told
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "Mar 29 01:08:45 fedora systemd-oomd[1003]: Failed to kill any cgroup(s) under "
+        "/user.slice/user-1000.slice/user@1000.service based on pressure\n",
+        "Mar 29 01:08:45 fedora systemd-oomd[1003]: oomd dry-run: Would have tried to kill "
+        "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope with recurse=true\n",
+    ],
+    ids=["failed", "dry run"],
+)
+def test_a_decision_oomd_says_it_did_not_carry_out_is_no_kill(after: str, tmp_path: Path) -> None:
+    # With nothing eligible, 248 repeats the decision and its failure every second: no kill each time.
+    log = tmp_path / "oomd.log"
+    noise = "Mar 29 01:08:45 fedora gnome-shell[2300]: Window manager warning: something\n"
+    log.write_text((_OOMD_248 + noise * 3 + after) * 5)
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2021")
+    assert json.loads(result.stdout)["episodes"] == []
+
+
+def test_a_decision_stands_when_no_failure_follows_within_its_lines(tmp_path: Path) -> None:
+    # A failure far below, or another host's, is not this decision's.
+    from oomtrace.episodes.decisions import DECISION_LINES
+
+    noise = "Mar 29 01:08:46 fedora gnome-shell[2300]: Window manager warning: something\n"
+    failed = "Mar 29 01:08:47 {host} systemd-oomd[1003]: Failed to kill any cgroup(s) based on swap\n"
+    swap = "Mar 29 01:08:50 fedora systemd-oomd[1003]: Swap used (8589930496) / total (8589930496) is more than 90%\n"
+    log = tmp_path / "oomd.log"
+    log.write_text(
+        _OOMD_248 + noise * DECISION_LINES + failed.format(host="fedora") + swap + failed.format(host="other")
+    )
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2021")
+    episodes = json.loads(result.stdout)["episodes"]
+    assert [(e["killer"], e["time"][11:19]) for e in episodes] == [
+        ("systemd-oomd", "01:08:45"),
+        ("systemd-oomd", "01:08:50"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Later versions print the decision at debug level in other words, then their `Killed` line.
+        "Memory pressure for /user.slice/user-1000.slice/user@1000.service is 71.23% > 50.00% for > 20s "
+        "with reclaim activity",
+        "Swap used (8589930496) / total (8589930496) is more than 90.00%",
+    ],
+    ids=["pressure", "swap"],
+)
+def test_later_oomds_debug_decisions_are_no_kill_of_their_own(line: str, tmp_path: Path) -> None:
+    log = tmp_path / "oomd.log"
+    log.write_text(f"Mar 29 01:08:45 fedora systemd-oomd[1003]: {line}\n")
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2021")
+    assert json.loads(result.stdout)["episodes"] == []

@@ -50,7 +50,7 @@ def read(path: str) -> Cursor | None:
 
 def kills_in(analysis: Analysis) -> list[Episode]:
     # A claim whose sender is not proven (`logger -t earlyoom`, a text log) is no alarm.
-    return [e for e in analysis.episodes if (e.victim or e.unit) and e.proven]
+    return [e for e in analysis.episodes if e.is_kill and e.proven]
 
 
 def new_kills(analysis: Analysis, cursor: Cursor | None) -> list[Episode]:

@@ -292,6 +292,16 @@ class UserspaceKill(Event):
     `Finished:` joined to its `Reason: OOMKilled`)."""
     at_raw: str | None = None
     """`at` as printed."""
+    decided: bool = False
+    """A kill decided and not yet known done: systemd-oomd 247 and 248 log the decision before
+    they act, and afterwards only a failure (KillFailed); episodes/decisions.py waits for one."""
+
+
+class KillFailed(Event):
+    """A userspace killer says the kill it decided was not made (systemd-oomd 248: `Failed to
+    kill any cgroup(s) under /x based on pressure`; a dry run's `Would have tried to kill`)."""
+
+    killer: str
 
 
 class ContainerFinished(Event):

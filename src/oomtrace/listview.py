@@ -107,7 +107,7 @@ def _row(group: list[Episode], analysis: Analysis) -> ListRow:
         "#": number,
         "time": _time(first),
         "host": last.host or "",
-        "victim": victim.comm if victim else (last.unit or "(no kill line)"),
+        "victim": victim.comm if victim else (last.unit or _unnamed(last)),
         "kills": f"{len(group):,}",
         "pid": str(victim.pid) if victim and victim.pid is not None else "",
         "anon-rss": kib(victim.anon_rss_kb) if victim and victim.anon_rss_kb is not None else "",
@@ -117,6 +117,11 @@ def _row(group: list[Episode], analysis: Analysis) -> ListRow:
         "trigger": last.trigger.comm if last.trigger else "?",
     }
     return ListRow(cells, len(group), victim is not None)
+
+
+def _unnamed(episode: Episode) -> str:
+    # A kernel report without its kill line names none; a userspace killer's record may not.
+    return "(no kill line)" if episode.killer == "kernel" else "(not named)"
 
 
 def _incidents(analysis: Analysis, first: Episode, last: Episode) -> str:

@@ -209,6 +209,13 @@ class Episode(Frozen):
     def proven(self) -> bool:
         return self.doubt is None
 
+    @property
+    def is_kill(self) -> bool:
+        """A kill the log records: of a process or a unit it names, or by a killer outside the
+        kernel whose record names no victim (systemd-oomd 248's decision). A kernel report with
+        no kill line and no victim is no kill the log shows."""
+        return self.victim is not None or self.unit is not None or self.killer != "kernel"
+
 
 class KernelWarning(Frozen):
     """A run of the same early-warning line (first, last, count)."""

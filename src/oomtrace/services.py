@@ -52,7 +52,9 @@ def victim_label(episode: Episode) -> str:
     """Who died, as counts name it: the process name, else the unit systemd said it of."""
     if episode.victim is not None:
         return episode.victim.comm
-    return str(episode.unit) if episode.unit is not None else "(unknown)"
+    if episode.unit is not None:
+        return str(episode.unit)
+    return "(not named)" if episode.killer != "kernel" else "(unknown)"
 
 
 def unit_of(cgroup: str | None) -> str | None:

@@ -316,12 +316,12 @@ def report(analysis: Analysis, since: datetime | None, until: datetime | None, u
     stories = []
     for incident in analysis.incidents:
         members = [analysis.episode(i) for i in incident.episode_ids]
-        first = next((e for e in members if e.victim is not None or e.unit is not None), None)
+        first = next((e for e in members if e.is_kill), None)
         if first is not None:
-            stories.append(tell(analysis, first, first.victim.comm if first.victim else str(first.unit)))
-    victims = Counter(victim_label(e) for e in analysis.episodes if e.victim or e.unit)
-    causes = Counter(cause_of(e) for e in analysis.episodes if e.victim or e.unit)
-    times = tuple(e.moment.time for e in analysis.episodes if (e.victim or e.unit) and e.moment.time)
+            stories.append(tell(analysis, first, victim_label(first)))
+    victims = Counter(victim_label(e) for e in analysis.episodes if e.is_kill)
+    causes = Counter(cause_of(e) for e in analysis.episodes if e.is_kill)
+    times = tuple(e.moment.time for e in analysis.episodes if e.is_kill and e.moment.time)
     kept = sum(victims.values())
     if analysis.elided is not None:
         # Counts are of the whole log: the kills counted, not kept, are in them too.
@@ -351,6 +351,8 @@ def victim_name(episode: Episode) -> str:
             return f"a process of container {episode.victim.comm} (its name and pid not in the log)"
         pid = f"pid {episode.victim.pid}" if episode.victim.pid is not None else "pid not in the log"
         return f"{episode.victim.comm} ({pid})"
+    if episode.unit is None and episode.killer != "kernel":
+        return f"an unnamed victim ({episode.killer}'s record names none)"
     return episode.unit or "an unknown process"
 
 

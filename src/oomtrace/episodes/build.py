@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from oomtrace import events as ev
 from oomtrace.episodes.assemble import BODY, STRONG, ReportAssembler, Stream
 from oomtrace.episodes.containers import ContainerStatuses
+from oomtrace.episodes.decisions import KillDecisions
 from oomtrace.episodes.draft import Draft
 from oomtrace.episodes.elide import Deferred, Elision, outline_of, thawed
 from oomtrace.episodes.freeze import Freezer
@@ -64,6 +65,7 @@ _FED_BEFORE = (
     ev.OomPanic,
     ev.ContainerFinished,
     ev.ProcessDied,
+    ev.KillFailed,
 )
 _REPORT_LINES = frozenset(t for t in (*STRONG, *BODY) if not issubclass(t, _FED_BEFORE))
 _OOM_WORDS = ("invoked oom-killer", "Killed process", "oom-kill:", "ill process")
@@ -98,13 +100,14 @@ class EpisodeBuilder:
         self._named: dict[tuple[str | None, str], tuple[ev.VictimNamed, int]] = {}
         """The process a userspace killer last named, per (host, source), awaiting its act."""
         self._deaths: FirstAndLast[tuple[ev.ProcessDied, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
-        self._containers = ContainerStatuses(self._userspace_kill)
+        self._decisions = KillDecisions(self._userspace_kill)
+        self._containers = ContainerStatuses(self._decisions.kill)
 
     # ---- input -------------------------------------------------------------------
 
     def begin_source(self, name: str, kind: str, boot_time: datetime | None = None) -> None:
         """Start reading a source; `boot_time` converts its uptimes to wall time."""
-        self._containers.release()
+        self._release_held()
         self._assembler.close_current()
         self._ledger.begin(name, kind, boot_time)
 
@@ -128,6 +131,7 @@ class EpisodeBuilder:
     def feed(self, record: Record, event: ev.Event | None) -> None:
         seq = self._seq = self._seq + 1  # a local: read on every record, and cheaper so
         self._containers.saw(record)
+        self._decisions.saw(record)
         info = self._note_span(record, seq)
         # A text log is one stream (a line naming no host, a continuation, is the last one's);
         # a journal or an export interleaves its hosts' entries: one stream each.
@@ -163,6 +167,8 @@ class EpisodeBuilder:
             self._containers.kill(event, seq)
         elif isinstance(event, ev.ContainerFinished):
             self._containers.finished(event)
+        elif isinstance(event, ev.KillFailed):
+            self._decisions.failed(event)
         elif isinstance(event, ev.ProcessDied):
             self._deaths.append((event, seq))
         elif isinstance(event, ev.UnitRecord):
@@ -256,8 +262,13 @@ class EpisodeBuilder:
 
     # ---- output -----------------------------------------------------------------
 
-    def finish(self) -> Analysis:
+    def _release_held(self) -> None:
+        """Kills held for a line that may yet complete or undo them, handed on as they are."""
         self._containers.release()
+        self._decisions.release()
+
+    def finish(self) -> Analysis:
+        self._release_held()
         self._assembler.finish()
         # Boot times learnt after a report was frozen still give its uptimes a wall time.
         head = [self._resolved(thawed(e)) for e in self._frozen.head()]

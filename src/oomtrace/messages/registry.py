@@ -53,6 +53,7 @@ MESSAGES: tuple[MessageKind, ...] = (
     units.UNIT_OOMD_KILLED,
     units.UNIT_CONSUMED,
     userspace.SYSTEMD_OOMD_KILL,
+    userspace.SYSTEMD_OOMD_DECISION,
     userspace.EARLYOOM_KILL,
     userspace.EARLYOOM_LOW_MEMORY,
     userspace.NOHANG_KILL,

@@ -32,6 +32,42 @@ def _oomd(record: Record, text: str) -> ev.Event | None:
     return None
 
 
+# systemd-oomd 247 and 248 log only their decision, before acting (and a failure after, if any):
+# `Memory pressure for /x is greater than 10 for more than 10 seconds and there was reclaim
+# activity`, `Swap used (N) / total (N) is more than 90%`. Later versions print these at debug
+# level in other words (`is 12.34% > 10.00% for > 20s`, `more than 90.00%`), followed by
+# their `Killed` line: the whole-number forms below are the old versions' only.
+_OOMD_DECIDED = lazy_compile(
+    r"Memory pressure for (?P<cgroup>/\S*) is greater than \d{1,3} for more than \d{1,9} seconds and there "
+    r"was reclaim activity|Swap used \(\d{1,20}\) / total \(\d{1,20}\) is more than \d{1,3}%$"
+)
+_OOMD_FAILED = lazy_compile(r"Failed to kill any cgroup\(s\)|oomd dry-run: Would have tried to kill")
+
+
+def _oomd_decided(record: Record, text: str) -> ev.Event | None:
+    match = _OOMD_DECIDED.search(text)
+    if match:
+        # The cgroup under pressure is not the victim: oomd kills one of its descendants.
+        return ev.UserspaceKill(
+            record, "systemd-oomd", None, None, None, "SIGKILL", text[match.start() :], decided=True
+        )
+    if _OOMD_FAILED.search(text):
+        return ev.KillFailed(record, "systemd-oomd")
+    return None
+
+
+SYSTEMD_OOMD_DECISION = MessageKind(
+    "systemd-oomd-decision",
+    ("there was reclaim activity", "Swap used (", "Failed to kill any cgroup", "oomd dry-run"),
+    _oomd_decided,
+    "systemd-oomd 247/248 decided to kill under a cgroup, or says it did not",
+    "Memory pressure for /user.slice/user-1000.slice/user@1000.service is greater than 10 for more "
+    "than 10 seconds and there was reclaim activity",
+    origin="any",
+    begins=("Memory pressure for /", "Swap used (", "Failed to kill any cgroup", "oomd dry-run"),
+)
+
+
 SYSTEMD_OOMD_KILL = MessageKind(
     "systemd-oomd-kill",
     ("Killed /", "Marked /", "oomd attempting to kill"),
