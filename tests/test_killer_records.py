@@ -483,3 +483,13 @@ def test_later_oomds_debug_decisions_are_no_kill_of_their_own(line: str, tmp_pat
     log.write_text(f"Mar 29 01:08:45 fedora systemd-oomd[1003]: {line}\n")
     result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC", "--year", "2021")
     assert json.loads(result.stdout)["episodes"] == []
+
+
+def test_report_tells_kills_whose_record_names_no_victim_never_no_kills() -> None:
+    # Three SystemOOM events name no process: report said "0 kill(s)" and "No OOM kills in this range".
+    case = str(CASES / "user2-k8s-describe-node-systemoom-x3-no-victim" / "input.txt")
+    for form in ("text", "markdown"):
+        told = " ".join(run("report", "-k", case, "--tz", "UTC", "-f", form).stdout.split())
+        assert "3 incident(s), 3 kill(s)" in told
+        assert "No OOM kills" not in told and "0 kill(s)" not in told
+        assert "an unnamed victim (container-runtime's record names none)" in told
