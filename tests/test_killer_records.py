@@ -493,3 +493,98 @@ def test_report_tells_kills_whose_record_names_no_victim_never_no_kills() -> Non
         assert "3 incident(s), 3 kill(s)" in told
         assert "No OOM kills" not in told and "0 kill(s)" not in told
         assert "an unnamed victim (container-runtime's record names none)" in told
+
+
+def test_systemctl_status_active_line_is_the_units_oom_kill_at_its_since_time() -> None:
+    # The pager cut every journal line below it (`A process of this un>`): only `Active:` says it.
+    (episode,) = episodes_of("user-systemctl-status-pager-truncated")
+    assert (episode["killer"], episode["unit"]) == ("systemd", "highload-stress-test.service")
+    assert episode["time"] == "2025-10-04T21:13:58+00:00"  # the status's own year, not a guess
+
+
+def test_a_status_and_its_journal_excerpt_below_are_one_death() -> None:
+    (episode,) = episodes_of("user-systemctl-status-oom-kill-transient")
+    assert episode["unit"] == "highload-stress-test.service"
+    # Told from the excerpt's records (its host, its line), the status joined to them.
+    assert (episode["host"], episode["lines"]) == ("test-vm", [18, 18])
+    assert [n["text"][:8] for n in episode["unit_records"]] == ["highload", "highload", "Active: "]
+
+
+_UNIT_STATUS = """\
+● ollama.service - Ollama Service
+     Loaded: loaded (/etc/systemd/system/ollama.service; enabled; preset: enabled)
+    Drop-In: /etc/systemd/system/ollama.service.d
+             └─override.conf
+     Active: activating (auto-restart) (Result: oom-kill) since Mon 2024-05-13 10:11:12 CEST; 3s ago
+    Process: 1234 ExecStart=/usr/local/bin/ollama serve (code=killed, signal=KILL)
+   Main PID: 1234 (code=killed, signal=KILL)
+"""
+
+
+def _status_episodes(tmp_path: Path, text: str) -> list[dict]:
+    log = tmp_path / "status.txt"
+    log.write_text(text)
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC")
+    assert result.exit_code == 0, result.output
+    return list(json.loads(result.stdout)["episodes"])
+
+
+def test_a_restarting_units_status_names_its_unit_across_its_drop_ins(tmp_path: Path) -> None:
+    (episode,) = _status_episodes(tmp_path, _UNIT_STATUS)
+    assert (episode["killer"], episode["unit"]) == ("systemd", "ollama.service")
+    assert episode["time"] == "2024-05-13T10:11:12+02:00"  # as printed: CEST is two hours east
+
+
+@pytest.mark.parametrize(
+    ("text", "unit", "time"),
+    [
+        # Another unit's heading with other text between is not this status's.
+        (
+            "● other.service - Other\n  some unrelated line\n" + _UNIT_STATUS.split("\n", 1)[1],
+            None,
+            "2024-05-13T10:11:12+02:00",
+        ),
+        # A zone oomtrace does not know gives no time: it could be any offset.
+        (_UNIT_STATUS.replace("CEST", "XYZT"), "ollama.service", None),
+    ],
+    ids=["another heading", "unknown zone"],
+)
+def test_a_status_says_no_unit_or_time_it_cannot_read(
+    text: str, unit: str | None, time: str | None, tmp_path: Path
+) -> None:
+    (episode,) = _status_episodes(tmp_path, text)
+    assert (episode["unit"], episode["time"]) == (unit, time)
+
+
+def test_a_status_of_another_result_or_state_is_no_kill_and_its_since_no_prefix(tmp_path: Path) -> None:
+    text = (
+        "● db.service - Database\n"
+        "     Active: failed (Result: exit-code) since Sat 2025-10-04 21:13:58 UTC; 21s ago\n"
+        "● web.service - Web\n"
+        "     Active: active (running) since Sat 2025-10-04 21:13:58 UTC; 1 day ago\n"
+        "[ 5864.708440] Out of memory: Killed process 4121 (python3) total-vm:8192kB, anon-rss:4096kB, "
+        "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:64kB oom_score_adj:0\n"
+    )
+    log = tmp_path / "status.txt"
+    log.write_text(text)
+    result = run("list", "-k", str(log), "--format", "json", "--tz", "UTC")
+    document = json.loads(result.stdout)
+    assert [e["killer"] for e in document["episodes"]] == ["kernel"]
+    # The `since` time was read as the prefix of a kernel line `UTC; 1 day ago` before.
+    assert "2025" not in " ".join(run("list", "-k", str(log), "--tz", "UTC").stdout.split())
+
+
+def test_the_chunk_scan_reads_a_status_heading_as_a_full_read_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from oomtrace.sources import bigfile
+    from tests.test_fastpath import listing
+
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 2)
+    noise = [f"usb 1-1.{n}: new high-speed USB device number {n} using xhci_hcd" for n in range(40)]
+    log = tmp_path / "status.txt"
+    log.write_text("\n".join([*noise, *_UNIT_STATUS.splitlines(), *noise]) + "\n")
+    fast, full = listing(log, True, monkeypatch), listing(log, False, monkeypatch)
+    assert fast["episodes"] == full["episodes"]
+    (episode,) = full["episodes"]
+    assert episode["unit"] == "ollama.service"

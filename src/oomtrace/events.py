@@ -263,6 +263,9 @@ class UnitRecord(Event):
     """The restart counter, or the number of processes systemd-oomd killed."""
     peak_kb: int | None = None
     """"memory peak" of a Consumed record."""
+    since: str | None = None
+    """`systemctl status`'s `since` time of its `Active:` line, as printed (the unit's name is
+    in the status's heading above it: messages/units.status_unit)."""
 
 
 class UserspaceKill(Event):

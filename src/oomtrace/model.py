@@ -121,6 +121,8 @@ class UnitNote(Frozen):
     """The host that logged it (kills and records are joined within one host)."""
     sender: str | None = None
     """Who the journal says wrote it (records.Record.sender)."""
+    since: str | None = None
+    """For `systemctl status`'s `Active:` line, its `since` time as printed."""
 
 
 class Witness(Frozen):

@@ -7,7 +7,9 @@ import re
 
 from oomtrace import events as ev
 from oomtrace.frozen import replace
+from oomtrace.lazyregex import lazy_compile
 from oomtrace.model import CONTAINER_NAMED, UNVERIFIED, Episode, Moment, Trigger, UnitNote, Victim, Witness
+from oomtrace.prefixes.stamps import in_zone, named_zone, parse_iso
 from oomtrace.records import PROVEN
 
 # A unit record this long after a kill (systemd notices the exit, then restarts) belongs to it.
@@ -24,6 +26,26 @@ USERSPACE_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "lmkd", "lowmemorykil
 # Killers whose records any local user can write too (`logger -t earlyoom`): a kill of theirs is
 # a claim until the journal proves its sender (records.Record.sender).
 CLAIMING_KILLERS = ("systemd-oomd", "earlyoom", "nohang", "systemd")
+
+
+# systemctl status's `since` time: `Sat 2025-10-04 21:13:58 UTC` (weekday, date, clock, zone).
+_SINCE = lazy_compile(
+    r"(?:\S{2,4} )?(?P<wall>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?: (?P<zone>[A-Za-z][\w/+-]{1,31}))?"
+)
+
+
+def since_moment(moment: Moment, since: str | None) -> Moment:
+    """A unit status's record at the time its `since` says the unit entered that state; the
+    line's own prefix, if it has one, is when the status was printed. A time in a zone not
+    known is no time (it might be any offset)."""
+    if since is None:
+        return moment
+    match = _SINCE.fullmatch(since)
+    wall = parse_iso(match["wall"]) if match else None
+    zone = named_zone(match["zone"]) if match and match["zone"] else None
+    if wall is None or zone is None:
+        return replace(moment, time=None, uptime_s=None, clock_s=None)
+    return replace(moment, time=in_zone(wall, zone), raw=since, uptime_s=None, clock_s=None)
 
 
 def doubt_of(killer: str, sender: str | None) -> str | None:
@@ -239,7 +261,10 @@ def _episode_for(note: UnitNote, episodes: list[Episode], kills: list[tuple[floa
 def _unit_only_episodes(notes: list[UnitNote]) -> list[Episode]:
     """Unit records with no kill to join: an episode only where they report a kill."""
     groups: list[list[UnitNote]] = []
+    statuses = _statuses_of_records_below(notes)
     for note in notes:
+        if id(note) in statuses:
+            continue
         # Records of one death are close: the latest groups are the only ones it can join.
         for group in reversed(groups[-_RECENT_GROUPS:]):
             last = group[-1]
@@ -257,6 +282,11 @@ def _unit_only_episodes(notes: list[UnitNote]) -> list[Episode]:
                 break
         else:
             groups.append([note])
+    for status, below in statuses.values():
+        group = next(g for g in groups if any(n is below for n in g))
+        # At its excerpt's time: a syslog line's year is a guess the status's own may contradict,
+        # and the two would stand a year apart in the timeline.
+        group.append(replace(status, moment=replace(status.moment, time=below.moment.time)))
     episodes = []
     for group in groups:
         if not any(_reports_a_kill(n) for n in group):
@@ -277,6 +307,26 @@ def _unit_only_episodes(notes: list[UnitNote]) -> list[Episode]:
             )
         )
     return episodes
+
+
+def _statuses_of_records_below(notes: list[UnitNote]) -> dict[int, tuple[UnitNote, UnitNote]]:
+    """`systemctl status` lines whose own journal excerpt, printed below them, holds a record of
+    the same unit that reports the kill: the status sums those records up, and is joined to
+    them, not told as a death of its own (their times may not even agree: a syslog line's year
+    is guessed, the status prints its own). By id(status) -> (status, that record)."""
+    found: dict[int, tuple[UnitNote, UnitNote]] = {}
+    for index, status in enumerate(notes):
+        if status.since is None or status.unit is None:
+            continue
+        for below in notes[index + 1 :]:
+            if below.moment.seq - status.moment.seq > UNIT_GROUP_LINES:
+                break
+            if below.moment.source != status.moment.source:
+                continue
+            if below.since is None and below.unit == status.unit and _reports_a_kill(below):
+                found[id(status)] = (status, below)
+                break
+    return found
 
 
 def _reports_a_kill(note: UnitNote) -> bool:

@@ -23,12 +23,15 @@ from oomtrace.episodes.freeze import Freezer
 from oomtrace.episodes.incidents import Bridge, incidents_of
 from oomtrace.episodes.ledger import SourceLedger
 from oomtrace.episodes.moments import moment_of
+from oomtrace.episodes.recent import RecentLines
 from oomtrace.episodes.runs import WarningRuns
 from oomtrace.frozen import replace
 from oomtrace.keep import FirstAndLast
+from oomtrace.messages.runtime import CONTEXT_LINES, FINISHED_LINES
+from oomtrace.messages.units import STATUS_LINES, status_unit
 from oomtrace.model import Analysis, Crash, Episode, UnitNote
 from oomtrace.records import Record
-from oomtrace.services import join_units, join_witnesses, unit_of, userspace_episode
+from oomtrace.services import join_units, join_witnesses, since_moment, unit_of, userspace_episode
 
 # A log of more kills than this keeps the first KEPT_FIRST and the last KEPT_LAST whole, and
 # counts the ones between (model.Elided): a crash loop of 200,000 kills fits in ~100 MB.
@@ -100,8 +103,9 @@ class EpisodeBuilder:
         self._named: dict[tuple[str | None, str], tuple[ev.VictimNamed, int]] = {}
         """The process a userspace killer last named, per (host, source), awaiting its act."""
         self._deaths: FirstAndLast[tuple[ev.ProcessDied, int]] = FirstAndLast(KEPT_RECORDS, KEPT_RECORDS)
+        self._recent = RecentLines(max(CONTEXT_LINES + FINISHED_LINES, STATUS_LINES))
         self._decisions = KillDecisions(self._userspace_kill)
-        self._containers = ContainerStatuses(self._decisions.kill)
+        self._containers = ContainerStatuses(self._decisions.kill, self._recent)
 
     # ---- input -------------------------------------------------------------------
 
@@ -130,7 +134,7 @@ class EpisodeBuilder:
 
     def feed(self, record: Record, event: ev.Event | None) -> None:
         seq = self._seq = self._seq + 1  # a local: read on every record, and cheaper so
-        self._containers.saw(record)
+        self._recent.saw(record)
         self._decisions.saw(record)
         info = self._note_span(record, seq)
         # A text log is one stream (a line naming no host, a continuation, is the last one's);
@@ -172,6 +176,8 @@ class EpisodeBuilder:
         elif isinstance(event, ev.ProcessDied):
             self._deaths.append((event, seq))
         elif isinstance(event, ev.UnitRecord):
+            if event.since is not None and event.unit is None:
+                event = replace(event, unit=status_unit(self._recent.before(record, STATUS_LINES)))
             self._unit_records.append((event, seq))
         elif isinstance(event, ev.CallbacksSuppressed):
             self._assembler.lost(event.count)
@@ -283,9 +289,10 @@ class EpisodeBuilder:
                 u.count,
                 u.peak_kb,
                 u.record.message,
-                resolve(moment_of(u.record, seq)),
+                since_moment(resolve(moment_of(u.record, seq)), u.since),
                 u.record.host,
                 u.record.sender,
+                u.since,
             )
             for u, seq in self._unit_records
         ]

@@ -15,10 +15,10 @@ is handed on (`emit`) once whole, or when anything else comes first.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 
 from oomtrace import events as ev
+from oomtrace.episodes.recent import RecentLines
 from oomtrace.frozen import replace
 from oomtrace.messages.runtime import (
     CONTEXT_LINES,
@@ -28,24 +28,19 @@ from oomtrace.messages.runtime import (
     iso_time,
     same_status,
 )
-from oomtrace.records import Record
 from oomtrace.services import RUNTIME
 
 
 class ContainerStatuses:
     """Runtime kills in, runtime kills out (through `emit`), with their container's name and end."""
 
-    def __init__(self, emit: Callable[[ev.UserspaceKill, int], None]) -> None:
+    def __init__(self, emit: Callable[[ev.UserspaceKill, int], None], recent: RecentLines) -> None:
         self._emit = emit
         self._held: tuple[ev.UserspaceKill, int] | None = None
         """A container's `Reason: OOMKilled` awaiting its `Finished:` line (FINISHED_LINES)."""
-        self._recent: deque[Record] = deque(maxlen=CONTEXT_LINES + FINISHED_LINES)
-        """The last records fed: a container status's name and end above its reason, and what
-        lies between the reason and its `Finished:` below."""
-
-    def saw(self, record: Record) -> None:
-        """Every record fed, in order (the context a later status reads)."""
-        self._recent.append(record)
+        self._recent = recent
+        """The last records fed (at least CONTEXT_LINES + FINISHED_LINES): a container status's
+        name and end above its reason, and what lies between the reason and its `Finished:` below."""
 
     def kill(self, event: ev.UserspaceKill, seq: int) -> None:
         """A userspace killer's kill: a container status's is made whole first."""
@@ -68,7 +63,7 @@ class ContainerStatuses:
         if (
             finished.record.source == kill.record.source
             and 0 < below <= FINISHED_LINES
-            and same_status(self._fed_between(kill.record, finished.record))
+            and same_status(self._recent.between(kill.record, finished.record))
         ):
             self._held = (replace(kill, at=finished.at, at_raw=finished.raw), seq)
         self.release()
@@ -80,34 +75,10 @@ class ContainerStatuses:
             self._held = None
             self._emit(kill, seq)
 
-    def _lines_before(self, record: Record, count: int) -> list[str]:
-        """The messages of the `count` lines (at most) right before `record` in its source, as
-        far back as they were all fed (a prefiltered source skips lines: none past a gap)."""
-        lines: list[str] = []
-        want = record.line_no - 1
-        for before in reversed(self._recent):
-            if before is record or before.line_no > want:
-                continue
-            if before.source != record.source or before.line_no != want or len(lines) >= count:
-                break
-            lines.append(before.message)
-            want -= 1
-        lines.reverse()
-        return lines
-
-    def _fed_between(self, first: Record, last: Record) -> list[str]:
-        """The messages of the records fed between two of one source (a prefiltered source
-        feeds only some of the lines)."""
-        return [
-            r.message
-            for r in self._recent
-            if r.source == first.source and first.line_no < r.line_no < last.line_no
-        ]
-
     def _in_context(self, kill: ev.UserspaceKill) -> ev.UserspaceKill:
         """A container's status with the name and end that the lines above its reason give."""
         name, finished = container_context(
-            kill.record.message, self._lines_before(kill.record, CONTEXT_LINES)
+            kill.record.message, self._recent.before(kill.record, CONTEXT_LINES)
         )
         if name is not None and kill.comm is None:
             kill = replace(kill, comm=name)

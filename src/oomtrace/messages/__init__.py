@@ -16,6 +16,7 @@ from oomtrace.messages.registry import (
     WARNING_LABELS,
     begins_known,
     message_start,
+    read_around,
     readme_table,
 )
 from oomtrace.messages.report import tasks_line
@@ -29,6 +30,7 @@ __all__ = [
     "MessageKind",
     "begins_known",
     "message_start",
+    "read_around",
     "readme_table",
     "tasks_line",
 ]

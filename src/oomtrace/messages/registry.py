@@ -49,6 +49,7 @@ MESSAGES: tuple[MessageKind, ...] = (
     units.UNIT_OOM_KILL,
     units.UNIT_MAIN_KILLED,
     units.UNIT_FAILED,
+    units.UNIT_STATUS_FAILED,
     units.UNIT_RESTART,
     units.UNIT_OOMD_KILLED,
     units.UNIT_CONSUMED,
@@ -71,6 +72,17 @@ MESSAGES: tuple[MessageKind, ...] = (
     units.JOURNALD_MEMORY_PRESSURE,
     userspace.WATCH_WARNING,
 )
+
+
+def read_around(text: str) -> tuple[int, int] | None:
+    """How many lines above and below a line its record is made whole from (a container
+    status's name and end, a unit status's heading), for a scan that skips lines to read in full."""
+    if runtime.in_status(text):
+        return runtime.CONTEXT_LINES, runtime.FINISHED_LINES
+    if units.in_unit_status(text):
+        return units.STATUS_LINES, 0
+    return None
+
 
 WARNING_LABELS = {kind.name: kind.label for kind in MESSAGES if kind.warning}
 MESSAGE_KINDS = {kind.name: kind for kind in MESSAGES}

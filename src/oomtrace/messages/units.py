@@ -109,6 +109,61 @@ UNIT_OOMD_KILLED = MessageKind(
 )
 
 
+# `systemctl status`: `Active: failed (Result: oom-kill) since Sat 2025-10-04 21:13:58 UTC; 21s ago`,
+# or for a unit that restarts itself `Active: activating (auto-restart) (Result: oom-kill) since …`.
+# Its unit is named by the status's heading a few lines above (status_unit), not on the line.
+_UNIT_STATUS = lazy_compile(
+    r"(?:^|\s)Active: (?:failed|activating \(auto-restart\)) \(Result: (?P<result>[\w-]+)\) "
+    r"since (?P<since>[^;]{10,60})"
+)
+# The heading and the fields between it and `Active:`: `● ollama.service - Ollama Service`
+# (`×` failed, `○` inactive, `*` in ASCII), `Loaded:`, `Transient:`, `Drop-In:` and its paths.
+STATUS_LINES = 12
+_STATUS_HEADING = lazy_compile(
+    r"(?:[●×○↻*]\s+)?(?P<unit>[\w@.:\\-]+\.(?:service|scope|slice|socket|target|mount|automount|swap|timer|"
+    r"path|device))(?: - .*)?"
+)
+_STATUS_FIELDS = ("Loaded:", "Transient:", "Drop-In:", "/", "└─", "├─", "│")
+
+
+def _unit_status(record: Record, text: str) -> ev.Event | None:
+    match = _UNIT_STATUS.search(text)
+    if not match:
+        return None
+    return ev.UnitRecord(record, None, "failed", match["result"], since=match["since"].strip())
+
+
+UNIT_STATUS_FAILED = MessageKind(
+    "unit-status-failed",
+    ("(Result: ",),
+    _unit_status,
+    "systemctl status: the unit failed, with its result and since when",
+    "     Active: failed (Result: oom-kill) since Sat 2025-10-04 20:46:05 UTC; 10s ago",
+    origin="any",
+    # Where it begins: the `since` time of any unit's status (`active (running) since …`) is
+    # never read as the line's prefix.
+    begins=("Active: ",),
+)
+
+
+def in_unit_status(text: str) -> bool:
+    """Is the line a unit status's `Active:` line (the lines above it name its unit)."""
+    return "(Result: " in text and _UNIT_STATUS.search(text) is not None
+
+
+def status_unit(above: list[str]) -> str | None:
+    """The unit a status's heading names, from the lines just above its `Active:` line, where
+    only the status's own fields stand between them (anything else: no unit, never another's)."""
+    for line in reversed(above[-STATUS_LINES:]):
+        text = line.strip()
+        heading = _STATUS_HEADING.fullmatch(text)
+        if heading:
+            return heading["unit"]
+        if not text.startswith(_STATUS_FIELDS):
+            return None
+    return None
+
+
 def _unit_consumed(record: Record, text: str) -> ev.Event | None:
     match = _UNIT_CONSUMED.search(text)
     if not match:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from oomtrace.lazyregex import lazy_compile
-from oomtrace.messages import message_start
+from oomtrace.messages import begins_known, message_start
 from oomtrace.prefixes.clock import BRACKETED, CLOCK_ONLY, clock_only, undated_dmesg_t, undated_syslog
 from oomtrace.prefixes.cut import Split
 from oomtrace.prefixes.dmesg import (
@@ -182,6 +182,14 @@ def known(state: ReadState, line: str) -> Split | None:
 REPEATED = "message repeated "
 
 
+def _in_a_message(text: str, at: int) -> bool:
+    """Does a known message begin before `at`, so that a stamp there is its text, no prefix?"""
+    if begins_known(text):
+        return True
+    start = message_start(text)
+    return 0 < start < at
+
+
 def split_prefixes(state: ReadState, line: str) -> Split:
     """The prefix grammars first; then a stamp or a known message further in the line, the
     text before it being a prefix of its own; else no prefix (a continuation)."""
@@ -198,6 +206,8 @@ def split_prefixes(state: ReadState, line: str) -> Split:
         split = known(state, text[junk:])
     if split is None:
         for found in _STAMP_START.finditer(text, 1, 200):
+            if _in_a_message(text, found.start()):
+                break  # a time a message quotes (`Active: failed (…) since Sat 2025-10-04 …`)
             split = known(state, text[found.start() :])
             if split is not None:
                 state._learn(text[: found.start()])

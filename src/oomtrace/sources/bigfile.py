@@ -2,7 +2,7 @@
 
 The head of the file is read in full (it settles the format and the first stamp); then, chunk
 by chunk (sources/chunks.py), the lines holding an anchor, the reports they open, the lines
-around a container status (its name and end, messages/runtime.container_context), and the NVRM
+around a container status or a unit status (messages/registry.read_around), and the NVRM
 Xid lines, whose repeats are counted rather than parsed when counting cannot change the answer.
 A report cut before its header takes its body from the lines before its first line the scan
 handles (a kill, a call frame, Mem-Info...): there the lines the scan skipped are read back, from
@@ -20,7 +20,7 @@ from typing import Any
 from oomtrace.episodes import REPEAT_GAP_S, REPORT_LINE_EVENTS, record_gap
 from oomtrace.events import EarlyWarning, Event, OomInvoked
 from oomtrace.frozen import Frozen, replace
-from oomtrace.messages.runtime import CONTEXT_LINES, FINISHED_LINES, in_status
+from oomtrace.messages import read_around
 from oomtrace.parse import parse_record, parse_records
 from oomtrace.prefilter import REGION_MAX_LINES, XID_ANCHOR, Prefilter
 from oomtrace.prefixes import LineSplitter
@@ -162,14 +162,15 @@ class _ChunkReader:
                 continue  # inside a report read above
             raw, end = chunk.line_at(start)
             text = _decode(raw)
-            if position < start and in_status(text):
-                # A container status's reason or end: the lines above it (its name, its end) and
-                # down to its Finished line are read as a full read gives them, from where its
-                # look-back begins (messages/runtime.container_context).
-                status, start = start, _lines_back(chunk.data, position, start, 0, CONTEXT_LINES)[0]
+            if position < start and (around := read_around(text)) is not None:
+                # A container status's reason or end, a unit status's `Active:`: the lines above
+                # it (a name, an end) and below it (a Finished line) are read as a full read
+                # gives them, from where its look-back begins (messages/registry.read_around).
+                above, below = around
+                status, start = start, _lines_back(chunk.data, position, start, 0, above)[0]
                 raw, end = chunk.line_at(start)
                 text = _decode(raw)
-                self.prefilter.keep(chunk.data.count(b"\n", start, status) + FINISHED_LINES)
+                self.prefilter.keep(chunk.data.count(b"\n", start, status) + below)
                 position = yield from self._anchor(chunk, position, start, end, text)
             elif self.prefilter.wants(text):
                 position = yield from self._anchor(chunk, position, start, end, text)
