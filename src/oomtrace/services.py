@@ -9,7 +9,7 @@ from oomtrace import events as ev
 from oomtrace.frozen import replace
 from oomtrace.lazyregex import lazy_compile
 from oomtrace.model import CONTAINER_NAMED, UNVERIFIED, Episode, Moment, Trigger, UnitNote, Victim, Witness
-from oomtrace.prefixes.stamps import in_zone, named_zone, parse_iso
+from oomtrace.prefixes.stamps import in_zone, parse_iso, zone_at
 from oomtrace.records import PROVEN
 
 # A unit record this long after a kill (systemd notices the exit, then restarts) belongs to it.
@@ -42,7 +42,7 @@ def since_moment(moment: Moment, since: str | None) -> Moment:
         return moment
     match = _SINCE.fullmatch(since)
     wall = parse_iso(match["wall"]) if match else None
-    zone = named_zone(match["zone"]) if match and match["zone"] else None
+    zone = zone_at(match["zone"], wall, None) if wall is not None and match and match["zone"] else None
     if wall is None or zone is None:
         return replace(moment, time=None, uptime_s=None, clock_s=None)
     return replace(moment, time=in_zone(wall, zone), raw=since, uptime_s=None, clock_s=None)

@@ -33,13 +33,14 @@ from oomtrace.prefixes.glued import syslog_after_junk
 from oomtrace.prefixes.iso import ISO, UNIX, WEEKDAY_ISO, ZONE_WORD, iso_wall
 from oomtrace.prefixes.logcat import LOGCAT, LOGCAT_BRIEF, after_date, logcat_wall
 from oomtrace.prefixes.stamps import (
+    AMBIGUOUS_ZONES,
     CLOCK,
     fuzzy_time,
     in_zone,
     month_number,
     named_month,
-    named_zone,
     stamp_words,
+    zone_at,
 )
 from oomtrace.prefixes.state import ReadState
 from oomtrace.prefixes.syslog import KERNEL_ONLY, SYSLOG, syslog_rest, syslog_wall
@@ -120,9 +121,14 @@ def known(state: ReadState, line: str) -> Split | None:
             raw = match.group(1)
             rest = rest[match.end() :]
             zone = ZONE_WORD.match(rest)
-            if zone and wall is not None and (named := named_zone(zone["zone"])) is not None:
-                wall = in_zone(wall, named)
-                rest = rest[zone.end() :]
+            if zone and wall is not None:
+                named = zone_at(zone["zone"], wall, state.zone)
+                if named is not None:
+                    wall = in_zone(wall, named)
+                    rest = rest[zone.end() :]
+                elif zone["zone"] in AMBIGUOUS_ZONES:
+                    wall = None  # a clock in one of several offsets: no instant (stamps.zone_at)
+                    rest = rest[zone.end() :]
             rest, ident, host, pid = after_date(rest, tagless_is_host=False)
         elif (match := UNIX.match(rest)) is not None:
             wall = datetime.fromtimestamp(float(match.group(1)), state.zone)

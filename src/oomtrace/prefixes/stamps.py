@@ -156,6 +156,33 @@ ZONE_NAMES = {
 }
 
 
+# Abbreviations that several zones print widely, where ZONE_NAMES' one guess was wrong for the
+# real pastes: China's CST (+08:00) is US Central's (-06:00) there, and every real paste with a
+# CST stamp is China's. Which zone a stamp meant is read off its date (US Central and Cuba print
+# CDT in summer: a summer CST is China's), else off the reader's zone, else it is not known.
+# (IST is read as India's: Ireland's and Israel's IST are left to --tz.)
+AMBIGUOUS_ZONES = {"CST": ("America/Chicago", "Asia/Shanghai", "America/Havana")}
+
+
+def zone_at(name: str, wall: datetime, reader: tzinfo | None) -> tzinfo | None:
+    """The zone a stamp's `name` stands for at its (naive) `wall` time: the reader's (--tz, the
+    machine's) where it prints that name then; for a name several zones print, the one of them
+    that prints it at that date, or None where more than one does (no instant can be read)."""
+    naive = wall.replace(tzinfo=None)
+    if reader is not None and naive.replace(tzinfo=reader).tzname() == name:
+        return reader
+    if name not in AMBIGUOUS_ZONES:
+        return named_zone(name)
+    from dateutil import tz
+
+    fits = [
+        zone
+        for zone in (tz.gettz(key) for key in AMBIGUOUS_ZONES[name])
+        if zone is not None and naive.replace(tzinfo=zone).tzname() == name
+    ]
+    return fits[0] if len(fits) == 1 else None
+
+
 def named_zone(name: str) -> tzinfo | None:
     if name in ("UTC", "GMT", "Z"):
         return UTC
@@ -243,6 +270,11 @@ def fuzzy_time(text: str, zone: tzinfo) -> datetime | None:
             wall = wall.replace(year=datetime.now(UTC).year)
     if not 1990 <= wall.year <= 2100:
         return None
+    if wall.tzinfo is not None and (name := wall.tzname()) in AMBIGUOUS_ZONES:
+        meant = zone_at(name, wall, zone)
+        if meant is None:
+            return None
+        wall = wall.replace(tzinfo=meant)
     if wall.tzinfo is None:
         wall = wall.replace(tzinfo=zone)
     try:
