@@ -724,3 +724,22 @@ def test_both_paths_read_a_comm_with_spaces_tabs_and_colons_whole(
     document = assert_same(log, monkeypatch)
     assert [e["trigger"]["comm"] for e in document["episodes"]] == comms
     assert [e["victim"]["comm"] for e in document["episodes"]] == comms
+
+
+def test_a_kill_line_wrapped_into_four_pieces_is_read_whole_by_the_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The scan read one line after a kill line: at 60 columns its rest is three, and the pieces
+    # after the first were read only where they held an anchor of their own (`oom_score_adj`).
+    from tests import damage
+
+    monkeypatch.setattr(bigfile, "HEAD_LINES", 2)
+    kill = next(line for line in REPORT.splitlines() if "Killed process" in line)
+    wrapped = damage.wrap_terminal(60)(kill + "\n").splitlines()
+    assert len(wrapped) == 4
+    noise = [NOISE.format(n=n) for n in range(30)]
+    log = tmp_path / "k.log"
+    log.write_text("\n".join([*noise, *wrapped, *noise]) + "\n")
+    (episode,) = assert_same(log, monkeypatch)["episodes"]
+    victim = episode["victim"]
+    assert (victim["comm"], victim["anon_rss_kb"], victim["oom_score_adj"]) == ("llama-server", 31651260, 200)

@@ -647,10 +647,11 @@ def test_the_batch_scan_asks_the_prefilter_about_every_line_it_would_keep() -> N
         batch = parts[start : start + 97]
         got += [start + n for n in some.candidates(batch) if some.wants(texts[start + n])]
     assert got == expected
-    # Noise outside the report left out (inside, a report keeps every line until its kill),
-    # and the report's body kept although its lines hold no anchor.
+    # Noise outside the report left out (inside, a report keeps every line until its kill, and a
+    # line with an anchor keeps the 3 after it, its rest where a paste wrapped it), and the
+    # report's body kept although its lines hold no anchor.
     noise = [n for n, text in enumerate(texts) if text in NOISE[:3]]
-    assert 0 in noise and 0 not in got and len(set(noise) - set(got)) >= 15
+    assert 0 in noise and 0 not in got and len(set(noise) - set(got)) >= 10
     assert any(text.startswith("Node 0 Normal free:") for text in (texts[n] for n in got))
     # Hyperscan's joined scan (when installed) and the loop without it find the same parts.
     assert anchored(parts) == {n for n, part in enumerate(parts) if _holds_anchor_bytes(part)}

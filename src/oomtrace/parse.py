@@ -244,6 +244,11 @@ def _continues(previous: Record, record: Record) -> bool:
     text = record.message.strip()
     if not text or text.strip(".… ") == "" or record.source != previous.source:
         return False
+    # The next line of the source (or more of the same line: a CR or glued records): a scan
+    # that skipped the lines between would join pieces that were never one (`anon-rss:316` and
+    # `3332kB oom_score_adj:200` of a kill line wrapped into four, its middle pieces skipped).
+    if not 0 <= record.line_no - (previous.line_no + previous.raw.count("\n")) <= 1:
+        return False
     if text.startswith(_STANDALONE) or begins_known(text):
         return False
     if previous.is_kernel != record.is_kernel and record.prefixed:

@@ -45,6 +45,10 @@ XID_ANCHOR = "NVRM: Xid ("
 REGION_STARTS = tuple(a for kind in MESSAGES if kind.opens_report for a in kind.anchors)
 # A report is read to its kill line, or this far when the kill line never comes (a cut report).
 REGION_MAX_LINES = 20_000
+# The lines after a line with an anchor (a kill line above all) read with it: its rest, where a
+# paste wrapped it (a 190-character kill line is four pieces at 60 columns, a mail's soft breaks
+# cut it again), and its pieces are never read apart (parse.py joins only adjacent lines).
+REST_LINES = 3
 
 
 # `[  1234]  1000  1234  ...`: a tasks-table row, whatever prefix stands before it.
@@ -69,11 +73,11 @@ class Prefilter:
         if self._left:
             self._left -= 1
             if "Killed process" in text:
-                self._left = 1  # the report ends at its kill (and the kill line's wrapped rest)
+                self._left = REST_LINES  # the report ends at its kill (and its wrapped rest)
             elif "invoked oom-killer" in text:
                 self._left = REGION_MAX_LINES  # a new report begins inside this one
             elif not self._left and self._anchored(text):
-                self._left = 1
+                self._left = REST_LINES
             elif self._left < REGION_MAX_LINES // 2 and _TASK_ROW.search(text):
                 # A tasks table of a big machine can outrun the region: it goes on while rows do.
                 self._left = REGION_MAX_LINES
@@ -85,7 +89,7 @@ class Prefilter:
         elif XID_ANCHOR not in text:
             # A wrapped line's rest holds no anchor of its own (parse.parse_records); a container
             # status's lines down to its `Finished:` are what the builder checks between them.
-            self._left = FINISHED_LINES if is_status(text) else 1
+            self._left = FINISHED_LINES if is_status(text) else REST_LINES
         return True
 
     def take_to_kill(self, data: bytes, start: int) -> int:
@@ -93,18 +97,18 @@ class Prefilter:
         report's kill line, taken at once: where that line ends (its newline, or the end of
         `data`), the state left as `wants` of each would leave it. `start` (nothing taken) when
         no kill line is in `data`, or the report's line budget would run out before it, or the
-        budget is the one line after a line with an anchor (not worth a search).
+        budget is the few lines after a line with an anchor or a kill (not worth a search).
 
         Every line before the kill line is wanted: a line only lowers the budget by one, or
-        raises it; and the kill line leaves one line to come (its wrapped rest), whatever came
-        before it. Bytes and the decoded text hold "Killed process" alike (an ASCII byte is
+        raises it; and the kill line leaves REST_LINES to come (its wrapped rest), whatever
+        came before it. Bytes and the decoded text hold "Killed process" alike (an ASCII byte is
         never part of a character, nor of what a bad byte is replaced with)."""
-        if self._left <= 1:
+        if self._left <= REST_LINES:
             return start
         kill = data.find(b"Killed process", start)
         if kill < 0 or data.count(b"\n", start, kill) >= self._left:
             return start
-        self._left = 1
+        self._left = REST_LINES
         end = data.find(b"\n", kill)
         return len(data) if end < 0 else end
 
