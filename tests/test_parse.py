@@ -410,3 +410,26 @@ def test_a_table_named_by_its_count_is_named_as_its_header_names_it_in_every_rea
                 named[len(header) - 2] += 1
     # Both layouts are held against real headers, not only assumed.
     assert named[10] >= 1 and named[8] >= 1, named
+
+
+def test_pieces_of_a_wrapped_line_are_joined_only_when_adjacent() -> None:
+    # A kill line wrapped into four: a scan that skips the third piece must not pair the second
+    # with the fourth (`anon-rss:316` + `3332kB` read 3,163,332 kB).
+    from oomtrace.prefixes.splitter import LineSplitter
+
+    pieces = {
+        31: "Nov 14 13:12:12 spark-01 kernel: Out of memory: Killed proce",
+        32: "ss 1966928 (llama-server) total-vm:164222812kB, anon-rss:316",
+        33: "51260kB, file-rss:8400kB, shmem-rss:0kB, UID:1000 pgtables:6",
+        34: "3332kB oom_score_adj:200",
+    }
+
+    def killed(numbers: tuple[int, ...]) -> ev.Killed:
+        splitter = LineSplitter("k.log", zone=tz.UTC, year=2026)
+        records = [r for n in numbers for r in splitter.split(pieces[n], n)]
+        (kill,) = [e for _, e in parse_records(records) if isinstance(e, ev.Killed)]
+        return kill
+
+    assert killed((31, 32, 33, 34)).anon_rss_kb == 31651260
+    skipped = killed((31, 32, 34))
+    assert (skipped.comm, skipped.anon_rss_kb, skipped.oom_score_adj) == ("llama-server", None, None)
