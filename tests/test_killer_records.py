@@ -359,17 +359,23 @@ def test_kubectls_json_status_names_its_container_and_its_finished_at_above_the_
     assert episode["time"] == "2023-05-06T21:08:01+00:00"
 
 
-def test_a_last_state_names_no_container_from_the_element_above(tmp_path: Path) -> None:
+def test_a_last_state_names_its_container_from_below_never_the_element_above(tmp_path: Path) -> None:
     # lastState prints before `"name"`: the name is below, and the `"name"` above is the
-    # previous element's (another container): nothing is said.
+    # previous element's (another container).
     lines = _STATUS.splitlines()
     last = [line.replace('"Error"', '"OOMKilled"') for line in lines[:13]]
     other = ['                            "name": "sidecar",', "                        },"]
     log = tmp_path / "pod.json"
     log.write_text("\n".join([lines[0], "                        {", *other, *last[1:]]) + "\n")
     (episode,) = episodes_of_file(log)
-    assert episode["victim"] is None
+    assert episode["victim"]["comm"] == "kubeshark-worker"
     assert episode["time"] == "2023-05-06T21:03:57+00:00"  # its own finishedAt, above it
+    # Without its own `"name"` below (the element ends, the next begins), nothing is said.
+    log.write_text(
+        "\n".join([lines[0], "                        {", *other, *last[1:12], "}, {", *other]) + "\n"
+    )
+    (episode,) = episodes_of_file(log)
+    assert episode["victim"] is None
     # A finishedAt in another object above (the lastState's), with none in the reason's own: no time.
     log.write_text(
         _STATUS.replace('                                    "finishedAt": "2023-05-06T21:08:01Z",\n', "")
@@ -588,3 +594,77 @@ def test_the_chunk_scan_reads_a_status_heading_as_a_full_read_does(
     assert fast["episodes"] == full["episodes"]
     (episode,) = full["episodes"]
     assert episode["unit"] == "ollama.service"
+
+
+_POD_YAML = """\
+status:
+  containerStatuses:
+  - containerID: containerd://5a1b
+    image: docker.io/library/python:3.11
+    imageID: docker.io/library/python@sha256:0c0e
+    lastState:
+      terminated:
+        containerID: containerd://9f3c
+        exitCode: 137
+        finishedAt: "2024-03-02T10:11:12Z"
+        reason: OOMKilled
+        startedAt: "2024-03-02T09:00:01Z"
+    name: trainer
+    ready: true
+    restartCount: 1
+    state:
+      running:
+        startedAt: "2024-03-02T10:11:13Z"
+  - containerID: containerd://77aa
+    image: docker.io/library/nginx:1.25
+    lastState: {}
+    name: proxy
+    ready: true
+    restartCount: 0
+    state:
+      terminated:
+        exitCode: 137
+        finishedAt: "2024-03-02T11:00:00Z"
+        reason: OOMKilled
+        startedAt: "2024-03-02T09:00:02Z"
+"""
+
+
+def test_kubectl_get_pod_yaml_names_each_container_above_or_below_its_reason(tmp_path: Path) -> None:
+    # `kubectl get pod -o yaml` sorts keys: a lastState's container name prints below it, a
+    # state's above it; the finishedAt is in the reason's own `terminated` mapping.
+    log = tmp_path / "pod.yaml"
+    log.write_text(_POD_YAML)
+    episodes = episodes_of_file(log)
+    assert [(e["victim"]["comm"], e["time"], e["killer"]) for e in episodes] == [
+        ("trainer", "2024-03-02T10:11:12+00:00", "container-runtime"),
+        ("proxy", "2024-03-02T11:00:00+00:00", "container-runtime"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "cut"),
+    [
+        # The lastState's name elided (`...`): not the next container's `proxy`.
+        ("    name: trainer\n", "    ...\n"),
+        # A state with no name before it in its item: not the item above's `trainer`.
+        ("    lastState: {}\n    name: proxy\n", "    lastState: {}\n"),
+    ],
+    ids=["below", "above"],
+)
+def test_a_yaml_status_names_no_other_containers(change: str, cut: str, tmp_path: Path) -> None:
+    log = tmp_path / "pod.yaml"
+    log.write_text(_POD_YAML.replace(change, cut))
+    comms = [(e["victim"] or {}).get("comm") for e in episodes_of_file(log)]
+    assert len(comms) == 2 and None in comms
+    assert comms.count("trainer") + comms.count("proxy") == 1
+
+
+def test_a_yaml_status_is_a_kill_where_it_was_refused_as_no_kill() -> None:
+    # flyteorg/flyteplugins#48: the pod's YAML says `reason: OOMKilled`, its name elided.
+    (episode,) = episodes_of("sysd-k8s-get-pod-status-yaml-state-oomkilled-elided")
+    assert (episode["killer"], episode["victim"], episode["time"]) == (
+        "container-runtime",
+        None,
+        "2019-08-29T00:51:41+00:00",
+    )

@@ -30,7 +30,6 @@ REFUSED = {
     "paste-earlyoom-kill-failed-glued-no-newline": "earlyoom's kill glued behind a prompt, no prefix",
     "user2-android-arc-kmsg-raw-comment-wrapped": "lowmemorykiller lines inside C++ comments",
     "user2-nohang-logfile-comma-ms-top-table-no-kill": "nohang's own log file",
-    "sysd-k8s-get-pod-status-yaml-state-oomkilled-elided": "kubectl get pod table and pod status YAML only",
 }
 
 # The facts each case read right when it was last raised: `score.py --write-baseline`.

@@ -135,6 +135,7 @@ class EpisodeBuilder:
     def feed(self, record: Record, event: ev.Event | None) -> None:
         seq = self._seq = self._seq + 1  # a local: read on every record, and cheaper so
         self._recent.saw(record)
+        self._containers.saw(record)
         self._decisions.saw(record)
         info = self._note_span(record, seq)
         # A text log is one stream (a line naming no host, a continuation, is the last one's);

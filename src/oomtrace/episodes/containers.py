@@ -26,8 +26,10 @@ from oomtrace.messages.runtime import (
     STATUS_REASON,
     container_context,
     iso_time,
+    name_below,
     same_status,
 )
+from oomtrace.records import Record
 from oomtrace.services import RUNTIME
 
 
@@ -42,12 +44,30 @@ class ContainerStatuses:
         """The last records fed (at least CONTEXT_LINES + FINISHED_LINES): a container status's
         name and end above its reason, and what lies between the reason and its `Finished:` below."""
 
+    def saw(self, record: Record) -> None:
+        """Every record fed, after RecentLines has it: a held status's name printed below it
+        (`kubectl get pod -o json`/`-o yaml`'s lastState), and its end of waiting."""
+        if self._held is None:
+            return
+        kill, seq = self._held
+        below = record.line_no - kill.record.line_no
+        if record.source != kill.record.source or below > FINISHED_LINES:
+            self.release()
+        elif below > 0 and kill.comm is None:
+            lines = [*self._recent.between(kill.record, record), record.message]
+            name = name_below(kill.record.message, lines)
+            if name is not None:
+                self._held = (replace(kill, comm=name), seq)
+                if kill.at is not None:
+                    self.release()
+
     def kill(self, event: ev.UserspaceKill, seq: int) -> None:
         """A userspace killer's kill: a container status's is made whole first."""
         self.release()
         if event.killer == RUNTIME and event.reason.startswith(STATUS_REASON):
             event = self._in_context(event)
-            if event.at is None:
+            if event.at is None or event.comm is None:
+                # Its Finished line, or its name, may yet come below (FINISHED_LINES).
                 self._held = (event, seq)
                 return
         self._emit(event, seq)

@@ -169,10 +169,15 @@ DOCKER_OOM_EVENT = MessageKind(
 
 
 # A container's last end as the runtime keeps it: `kubectl describe pod`'s `Reason: OOMKilled`,
-# the kubelet's JSON status `"reason": "OOMKilled"` (2014: `"OOM Killed"`), `docker inspect`'s
-# `"OOMKilled": true` (its `false` is every other container's).
+# the kubelet's JSON status `"reason": "OOMKilled"` (2014: `"OOM Killed"`), `kubectl get pod -o
+# yaml`'s `reason: OOMKilled`, `docker inspect`'s `"OOMKilled": true` (its `false` is every other
+# container's).
 STATUS_REASON = "the container's status"
-_TERMINATED = lazy_compile(r'(?:^|\s)Reason:\s+OOMKilled\b|"reason":\s*"OOM ?Killed"|"OOMKilled":\s*true\b')
+_TERMINATED = lazy_compile(
+    r'(?:^|\s)Reason:\s+OOMKilled\b|"reason":\s*"OOM ?Killed"|"OOMKilled":\s*true\b'
+    r'|^\s*(?:- )?reason:\s+"?OOMKilled"?\s*$'
+)
+_YAML_REASON = lazy_compile(r'^(?P<indent>\s*)(?:- )?reason:\s+"?OOMKilled"?\s*$')
 
 
 def _terminated(record: Record, text: str) -> ev.Event | None:
@@ -287,7 +292,104 @@ def container_context(reason: str, above: list[str]) -> tuple[str | None, str | 
         return None, None
     if reason.lstrip().startswith('"'):
         return _json_context(above)
+    if (yaml := _YAML_REASON.match(reason)) is not None:
+        return _yaml_context(len(yaml["indent"]), above)
     return _heading_context(reason, above), None
+
+
+def name_below(reason: str, below: list[str]) -> str | None:
+    """The container's name printed below its reason, in `kubectl get pod -o json` or `-o yaml`:
+    keys are sorted, so a `lastState` object prints before the container's `name` (a `state`
+    prints after it: its name is above, container_context). Read only where the lines between
+    close the reason's `terminated` and `lastState` and nothing else; None otherwise."""
+    if reason.lstrip().startswith('"') and _TERMINATED.search(reason) is not None:
+        return _json_name_below(below)
+    if (yaml := _YAML_REASON.match(reason)) is not None:
+        return _yaml_name_below(len(yaml["indent"]), below)
+    return None
+
+
+def _json_name_below(below: list[str]) -> str | None:
+    closed = 0  # objects closed since the reason: its `terminated`, then its `lastState`
+    for line in below:
+        text = line.strip()
+        if text in ("}", "},"):
+            closed += 1
+            if closed > 2:
+                return None
+            continue
+        key = _JSON_KEY.match(text)
+        if key is None or text.endswith(("{", "[")):
+            return None
+        if closed == 2:
+            value = _JSON_STRING.fullmatch(key["value"])
+            return _name(value["text"]) if key["key"] == "name" and value else None
+    return None
+
+
+def _yaml_name_below(reason_indent: int, below: list[str]) -> str | None:
+    # `lastState:` at the container's indent, `terminated:` two in, the reason two more.
+    container = reason_indent - 4
+    for line in below:
+        key = _YAML_KEY.match(line)
+        if key is None:
+            return None
+        indent = _yaml_indent(key)
+        if indent > container:
+            continue  # the terminated object's own keys (startedAt)
+        if indent == container and key["key"] == "name":
+            return _name(key["value"].strip('"'))
+        return None
+    return None
+
+
+# `  name: web`, `    finishedAt: "2019-08-29T00:51:41Z"`: a YAML key, its value on its line.
+_YAML_KEY = lazy_compile(
+    r"(?P<indent>\s*)(?P<dash>- )?(?P<key>[A-Za-z][\w.-]{0,63}):(?:\s+(?P<value>\S.*?))?\s*$"
+)
+
+
+def _yaml_indent(key: re.Match[str]) -> int:
+    """Where a key stands: a list item's first key (`- name: web`) two past its dash."""
+    return len(key["indent"]) + (2 if key["dash"] else 0)
+
+
+def _yaml_context(reason_indent: int, above: list[str]) -> tuple[str | None, str | None]:
+    """`kubectl get pod -o yaml`: the reason's `terminated` mapping above it (its `finishedAt`),
+    then `state:` or `lastState:`, then the container's own keys: its `name` where it prints
+    before the state (a `state`), up to the `- ` that begins the container's item."""
+    finished = None
+    container = reason_indent - 4
+    depth = "terminated"  # which mapping the walk is in: terminated, its state, the container
+    for line in reversed(above):
+        key = _YAML_KEY.match(line)
+        if key is None:
+            return None, finished
+        indent, name = _yaml_indent(key), key["key"]
+        if depth == "terminated":
+            if indent == reason_indent:
+                if name == "finishedAt" and key["value"]:
+                    finished = key["value"].strip('"')
+                continue
+            if indent != reason_indent - 2 or name not in _TERMINATED_KEYS:
+                return None, finished
+            depth = "state"
+        elif depth == "state":
+            if indent != container or name not in _STATE_KEYS:
+                return None, finished
+            depth = "container" if name == "state" else "done"
+            if depth == "done":
+                return None, finished  # lastState: the name prints below (name_below)
+        elif indent > container:
+            continue  # another key's mapping of the same container (lastState above state)
+        elif indent == container:
+            if name == "name":
+                return _name((key["value"] or "").strip('"')), finished
+            if key["dash"]:
+                return None, finished  # the item's first key, and no name before the state
+        else:
+            return None, finished
+    return None, finished
 
 
 def _json_context(above: list[str]) -> tuple[str | None, str | None]:
