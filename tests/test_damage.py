@@ -153,15 +153,16 @@ LIMITS: dict[tuple[str, str], str] = {
     ("wrap_words_60", "lmkd-logcat"): f"0 kills of 1 read: {_TWICE}",
     ("wrap_terminal_60", "lmkd-logcat"): f"0 kills of 1 read: {_TWICE}",
     ("wrap_words_72_indented", "lmkd-logcat"): f"0 kills of 1 read: {_TWICE}",
-    **{
-        (name, "systemd-oomd-journal"): (
-            "victim the cgroup's last piece (`e5af7579d2.scope`), not "
-            "`vte-spawn-dbb4a75e-...-5de5af7579d2.scope`: the rest of systemd's wrapped unit line "
-            "(`e5af7579d2.scope: systemd-oomd killed 12 process(es) in this unit.`) reads as a unit "
-            "record of its own, so it is never joined, and names the kill"
-        )
-        for name in ("wrap_terminal_60", "wrap_terminal_80", "quoted_printable")
-    },
+    # At 80 columns and in quoted-printable the rest of systemd's unit line wrapped inside the
+    # unit's name (`e5af7579d2.scope: systemd-oomd killed 12 process(es) in this unit.`) is joined
+    # to it (parse._unit_name_completed); at 60 the line is cut twice, its middle piece
+    # (`5e-031f-...scope: systemd-oomd killed 12`) no record alone.
+    ("wrap_terminal_60", "systemd-oomd-journal"): (
+        "victim `5e-031f-480d-924b-5de5af7579d2.scope`, not "
+        "`vte-spawn-dbb4a75e-031f-480d-924b-5de5af7579d2.scope`: systemd's unit line wrapped twice, "
+        "its first two pieces join into no record, so the last two are joined and read as a unit "
+        "record whose name the wrap cut at its start"
+    ),
 }
 
 

@@ -1045,3 +1045,21 @@ def test_a_masked_gfp_mask_is_no_mask_not_its_first_digits() -> None:
     (episode,) = document["episodes"]
     assert episode["trigger"]["gfp_mask"] is None and episode["trigger"]["order"] == 0
     assert episode["trigger"]["comm"] == "test"
+
+
+def test_a_unit_record_wrapped_inside_its_units_name_names_the_whole_unit(tmp_path: Path) -> None:
+    # An 80-column terminal cut systemd's line inside the scope's name: its rest alone read as a
+    # record of a unit named `e5af7579d2.scope`.
+    text = (
+        "Dec 18 19:34:56 user-desktop systemd[1837]: vte-spawn-dbb4a75e-031f-480d-924b-5d\n"
+        "e5af7579d2.scope: systemd-oomd killed 12 process(es) in this unit.\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert episode["unit"] == "vte-spawn-dbb4a75e-031f-480d-924b-5de5af7579d2.scope"
+    # A whole line before (it ends with a space, or is short) is never part of the name.
+    for before in (
+        "Dec 18 19:34:56 user-desktop systemd[1837]: Started x.scope - Terminal started by gnome.\n",
+        "Started app-gnome-firefox-1234.scope - Application launched by gnome-shell.\n",  # -o cat
+    ):
+        (episode,), _ = facts(tmp_path, before + text.split("\n", 1)[1])
+        assert episode["unit"] == "e5af7579d2.scope"

@@ -38,6 +38,8 @@ _STANDALONE = (
     "RSP:",
     "Workqueue:",
 )
+# The beginning of a unit's name, all a line cut inside it holds (messages/units.py's _UNIT).
+_UNIT_PIECE = re.compile(r"[\w@.:\\-]{1,256}")
 # Events whose text fields are paths or names, which a wrap can cut.
 _PATHS = (ev.TaskInMemcg, ev.MemcgStatsHeader, ev.CpusetLine)
 # Lines at least this long may have been wrapped (mail clients wrap at 72 to 78, terminals at 80).
@@ -214,6 +216,9 @@ def parse_records(records: Iterable[Record]) -> Iterator[tuple[Record, ev.Event 
     held: tuple[Record, ev.Event | None] | None = None
     for record in records:
         event = parse_record(record)
+        if held is not None and held[1] is None and (whole := _unit_name_completed(held[0], record, event)):
+            held = whole
+            continue
         if held is not None and (
             (event is None and _continues(held[0], record)) or _rest_of_header(held[0], record, event)
         ):
@@ -255,6 +260,30 @@ def _continues(previous: Record, record: Record) -> bool:
         return False
     head = previous.message.rstrip()
     return len(previous.raw.rstrip()) >= _WRAP_WIDTH or head.endswith((",", "because")) or indented
+
+
+def _unit_name_completed(
+    previous: Record, record: Record, event: ev.Event | None
+) -> tuple[Record, ev.UnitRecord] | None:
+    """systemd's unit record wrapped inside its unit's name: the rest (`e5af7579d2.scope:
+    systemd-oomd killed 12 process(es) in this unit.`) reads as a record of its own, of a unit
+    named by the name's last piece. Joined to the cut line before it (which meant nothing alone),
+    it names the whole unit: that record, or None."""
+    if not isinstance(event, ev.UnitRecord) or event.unit is None or record.prefixed:
+        return None
+    # The cut line's message is the name's beginning and nothing else (`vte-spawn-dbb4a75e-5d`):
+    # never a whole line that ends without a space (`Started x.scope - Terminal.`).
+    if record.source != previous.source or not _UNIT_PIECE.fullmatch(previous.message):
+        return None
+    if not 0 <= record.line_no - (previous.line_no + previous.raw.count("\n")) <= 1:
+        return None
+    if len(previous.raw.rstrip()) < _WRAP_WIDTH:
+        return None
+    joined = _joined(previous, record, "")
+    whole = parse_record(joined)
+    if not isinstance(whole, ev.UnitRecord) or whole.kind != event.kind:
+        return None
+    return (joined, whole) if whole.unit == previous.message + event.unit else None
 
 
 def _rest_of_header(previous: Record, record: Record, event: ev.Event | None) -> bool:
