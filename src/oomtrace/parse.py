@@ -42,8 +42,10 @@ _STANDALONE = (
 _UNIT_PIECE = re.compile(r"[\w@.:\\-]{1,256}")
 # Events whose text fields are paths or names, which a wrap can cut.
 _PATHS = (ev.TaskInMemcg, ev.MemcgStatsHeader, ev.CpusetLine)
-# Lines at least this long may have been wrapped (mail clients wrap at 72 to 78, terminals at 80).
-_WRAP_WIDTH = 60
+# Lines at least this long may have been wrapped: terminals cut at 80, mail clients re-flow at a
+# space before 60 to 78, so a re-flowed line ends up to a long word short of the width (a
+# 60-column mail's lines of 45 to 60 characters kept kill lines apart at 60).
+_WRAP_WIDTH = 45
 _KERNEL_KINDS = tuple(k for k in MESSAGES if k.origin in ("kernel", "any"))
 _OTHER_KINDS = tuple(k for k in MESSAGES if k.origin != "kernel")
 # After this many lines the anchor test goes to Hyperscan, when it is installed: one scan of a
