@@ -668,3 +668,36 @@ def test_a_yaml_status_is_a_kill_where_it_was_refused_as_no_kill() -> None:
         None,
         "2019-08-29T00:51:41+00:00",
     )
+
+
+_RECLAIM = """\
+12-01 23:54:11.386   467   467 I lmkd    : Reclaim 'com.gota.app' (30364), uid 10274, oom_score_adj 700, state 15
+12-01 23:54:11.386   467   467 I lmkd    :    to free 113444kB rss, 138548kB swap; reason: min watermark
+12-01 23:54:11.616 27501 27501 I Zygote  : Process 30364 exited due to signal 9 (Killed)
+12-01 23:54:11.617 27716 28629 I ActivityManager: Process com.gota.app (pid 30364) has died: prev LAST(10,623)
+"""
+
+
+def test_a_vendor_lmkds_reclaim_with_what_it_frees_is_a_kill(tmp_path: Path) -> None:
+    # A Samsung phone's lmkd words its kill `Reclaim`, then AOSP's `to free ...kB rss, ...kB swap;
+    # reason:`, and the app exits on signal 9 at once (the shape a public project's QA notes quote;
+    # their repository could not be traced, so it is not in the corpus).
+    log = tmp_path / "logcat.txt"
+    log.write_text(_RECLAIM)
+    (episode,) = episodes_of_file(log)
+    victim = episode["victim"]
+    assert (episode["killer"], victim["comm"], victim["pid"], victim["uid"]) == (
+        "lmkd",
+        "com.gota.app",
+        30364,
+        10274,
+    )
+    assert (victim["oom_score_adj"], victim["rss_kb"]) == (700, 113444)
+
+
+def test_a_reclaim_that_frees_nothing_said_is_no_kill(tmp_path: Path) -> None:
+    # Without what it frees, a vendor's `Reclaim` may be a reclaim of the app's memory (Huawei's
+    # framework sends lmkd LMK_PROCRECLAIM for that): no death is said.
+    log = tmp_path / "logcat.txt"
+    log.write_text(_RECLAIM.splitlines()[0] + "\n")
+    assert episodes_of_file(log) == []

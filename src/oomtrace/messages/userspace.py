@@ -258,10 +258,18 @@ _LMKD_KILL = lazy_compile(
     r"Kill '(?P<comm>[^']+)' \((?P<pid>\d{1,9})\), (?:uid (?P<uid>\d{1,9}), )?"
     r"(?:oom_score_adj|oom_adj|adj) (?P<adj>-?\d{1,5})(?:.*?(?P<rss>\d{1,12})kB(?: rss)?)?"
 )
+# A vendor's lmkd (a Samsung phone's) words its kill `Reclaim 'com.x' (30364), uid 10274,
+# oom_score_adj 700, state 15` and then AOSP's `to free 113444kB rss, 138548kB swap; reason: min
+# watermark`, and the process exits on signal 9 at once. Only with that `to free ...kB rss` is it
+# read as a kill: a reclaim of a process's memory without one is not a death.
+_LMKD_RECLAIM = lazy_compile(
+    r"Reclaim '(?P<comm>[^']+)' \((?P<pid>\d{1,9})\), (?:uid (?P<uid>\d{1,9}), )?"
+    r"oom_score_adj (?P<adj>-?\d{1,5})(?:, state \d{1,5})?\s+to free (?P<rss>\d{1,12})kB rss"
+)
 
 
 def _lmkd(record: Record, text: str) -> ev.Event | None:
-    match = _LMKD_KILL.search(text)
+    match = _LMKD_KILL.search(text) or _LMKD_RECLAIM.search(text)
     if not match:
         return None
     return ev.UserspaceKill(
@@ -284,12 +292,12 @@ def _lmkd(record: Record, text: str) -> ev.Event | None:
 
 LMKD_KILL = MessageKind(
     "lmkd-kill",
-    ("Kill '",),
+    ("Kill '", "Reclaim '"),
     _lmkd,
     "Android's lmkd killed an app",
     "Kill 'com.android.chrome' (12345), uid 10123, oom_score_adj 900 to free 123456kB rss, 7890kB swap",
     origin="any",
-    begins=("Kill '",),
+    begins=("Kill '", "Reclaim '"),
 )
 
 
