@@ -1063,3 +1063,31 @@ def test_a_unit_record_wrapped_inside_its_units_name_names_the_whole_unit(tmp_pa
     ):
         (episode,), _ = facts(tmp_path, before + text.split("\n", 1)[1])
         assert episode["unit"] == "e5af7579d2.scope"
+
+
+def test_a_prefix_alone_on_its_line_gives_the_next_lines_message_its_host(tmp_path: Path) -> None:
+    # A mail re-flowed right after the prefix (linux-mm, tests/realworld/cases/
+    # old-lkml-wrapped-old-vs-new-format): the summary on the next line is newserver's.
+    from tests.realworld.score import CASES
+
+    result = run("list", "-k", str(CASES / "old-lkml-wrapped-old-vs-new-format" / "input.txt"), "-f", "json")
+    hosts = [e["host"] for e in json.loads(result.stdout)["episodes"]]
+    assert hosts == ["newserver", "oldserver"]
+
+
+def test_a_kill_line_cut_twice_is_joined_from_its_three_pieces(tmp_path: Path) -> None:
+    # A mail re-flowed at 60 columns: `Kill` / `'com...' (17933), uid 10446,` / `oom_score_adj 0
+    # ...`: the first two pieces read nothing joined, the three do.
+    text = (
+        "10-24 14:24:26.342   710   710 I lowmemorykiller: Kill\n"
+        "'com.google.android.gms.unstable' (17933), uid 10446,\n"
+        "oom_score_adj 0 to free 140528kB rss, 37404kB swap; reason:\n"
+        "device is not responding\n"
+    )
+    (episode,), _ = facts(tmp_path, text)
+    assert (episode["killer"], episode["victim"]["comm"], episode["victim"]["pid"]) == (
+        "lmkd",
+        "com.google.android.gms.unstable",
+        17933,
+    )
+    assert (episode["victim"]["oom_score_adj"], episode["victim"]["rss_kb"]) == (0, 140528)

@@ -7,6 +7,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from itertools import pairwise, product
 from typing import Any
 
 from oomtrace import events as ev
@@ -216,29 +217,92 @@ def parse_records(records: Iterable[Record]) -> Iterator[tuple[Record, ev.Event 
     reads as more once joined (a kill line's sizes, lowmemorykiller's `on behalf of` lines).
     """
     held: tuple[Record, ev.Event | None] | None = None
+    # The pieces before `held` that it continues, none of which reads alone or joined so far (a
+    # line cut twice: `... lowmemorykiller: Kill` / `'com.x' (17933), uid 10446,` / `oom_score_adj
+    # 0 to free ...`): the next piece may complete them all. Handed on as they are otherwise.
+    pending: list[Record] = []
     for record in records:
         event = parse_record(record)
+        if held is not None and held[1] is None and (whole := _after_its_prefix(held[0], record, event)):
+            yield from ((piece, None) for piece in pending)
+            pending = []
+            held = whole
+            continue
         if held is not None and held[1] is None and (whole := _unit_name_completed(held[0], record, event)):
+            yield from ((piece, None) for piece in pending)
+            pending = []
             held = whole
             continue
         if held is not None and (
             (event is None and _continues(held[0], record)) or _rest_of_header(held[0], record, event)
         ):
-            for glue in _glues(held[0], record):
-                joined = _joined(held[0], record, glue)
-                joined_event = parse_record(joined)
-                if joined_event is not None and _more(joined_event, held[1]):
-                    held = (joined, joined_event)
-                    break
+            last = next(
+                (
+                    (joined, joined_event)
+                    for glue in _glues(held[0], record)
+                    if (joined_event := parse_record(joined := _joined(held[0], record, glue))) is not None
+                    and _more(joined_event, held[1])
+                ),
+                None,
+            )
+            whole = _whole_line(pending, held[0], record, last[1] if last else None) if pending else None
+            if whole is not None:
+                pending, held = [], whole
+                continue
+            if last is not None:
+                yield from ((piece, None) for piece in pending)
+                pending, held = [], last
+                continue
+            chain = pending or held[0].prefixed
+            if held[1] is None and event is None and len(pending) < _MAX_PENDING and chain:
+                pending.append(held[0])
             else:
+                yield from ((piece, None) for piece in pending)
+                pending = []
                 yield held
-                held = (record, event)
+            held = (record, event)
             continue
+        yield from ((piece, None) for piece in pending)
+        pending = []
         if held is not None:
             yield held
         held = (record, event)
+    yield from ((piece, None) for piece in pending)
     if held is not None:
         yield held
+
+
+# A line is joined back from at most this many pieces before the one that completes it.
+_MAX_PENDING = 2
+
+
+def _whole_line(
+    pending: list[Record], held: Record, record: Record, last: ev.Event | None
+) -> tuple[Record, ev.Event] | None:
+    """The line a twice-cut paste left in pieces (`pending`, `held`, then `record`), joined whole
+    where that reads: where the last two pieces alone read nothing, or read a unit record whose
+    name the first piece began (`... systemd[1837]: vte-spawn-dbb4a7` / `5e-031f-...scope:
+    systemd-oomd killed 12` / ` process(es) in this unit.`)."""
+    pieces = [*pending, held, record]
+    options = [_glues(before, after) for before, after in pairwise(pieces)]
+    for glues in product(*options):
+        joined = pieces[0]
+        for piece, glue in zip(pieces[1:], glues, strict=True):
+            joined = _joined(joined, piece, glue)
+        whole = parse_record(joined)
+        if whole is None:
+            continue
+        head = pieces[0].message.strip()
+        if last is None or (type(whole) is type(last) and not head):
+            return joined, whole  # or the first piece is a prefix alone: the same, with its stamp
+        if (
+            isinstance(whole, ev.UnitRecord)
+            and isinstance(last, ev.UnitRecord)
+            and _UNIT_PIECE.fullmatch(head)
+            and whole.unit == head + (last.unit or "")
+        ):
+            return joined, whole
+    return None
 
 
 def _continues(previous: Record, record: Record) -> bool:
@@ -261,7 +325,25 @@ def _continues(previous: Record, record: Record) -> bool:
     if previous.is_kernel != record.is_kernel and record.prefixed:
         return False
     head = previous.message.rstrip()
+    if previous.prefixed and not head:
+        return True  # a prefix alone on its line: its message is on the next
     return len(previous.raw.rstrip()) >= _WRAP_WIDTH or head.endswith((",", "because")) or indented
+
+
+def _after_its_prefix(
+    previous: Record, record: Record, event: ev.Event | None
+) -> tuple[Record, ev.Event] | None:
+    """A prefix alone on its line (`Dec 18 19:34:56 user-desktop systemd[1837]:`, a mail
+    re-flowed right after it) and the message that reads on the next: one line, with the
+    prefix's time, host and writer."""
+    if event is None or previous.message.strip() or not previous.prefixed or record.prefixed:
+        return None
+    below = record.line_no - (previous.line_no + previous.raw.count("\n"))
+    if record.source != previous.source or below != 1:
+        return None
+    joined = _joined(previous, record, " ")
+    whole = parse_record(joined)
+    return (joined, whole) if whole is not None and type(whole) is type(event) else None
 
 
 def _unit_name_completed(
