@@ -701,3 +701,11 @@ def test_a_reclaim_that_frees_nothing_said_is_no_kill(tmp_path: Path) -> None:
     log = tmp_path / "logcat.txt"
     log.write_text(_RECLAIM.splitlines()[0] + "\n")
     assert episodes_of_file(log) == []
+
+
+def test_a_records_own_words_end_no_sentence_inside_the_story() -> None:
+    # `... in this unit.` quoted mid-sentence read `in this unit., says a record ...`.
+    case = str(CASES / "user-oomd-unit-records-many-scopes" / "input.txt")
+    told = " ".join(run("why", "-k", case, "app-gnome-slack-7078.scope", "--tz", "UTC").stdout.split())
+    assert "in this unit, says a record" in told
+    assert ".," not in told and ". at " not in told

@@ -379,7 +379,9 @@ def killed_by(episode: Episode) -> str:
             f"the kernel's OOM killer, by the container runtime's record{said}; the kernel's own report "
             "is not in the input: the node's `journalctl -k` around that time holds it"
         )
-    reason = f": {episode.killer_reason}" if episode.killer_reason else ""
+    # The record's own words, inside a sentence that goes on: without their closing period
+    # (`... in this unit.` then ` at 21:16:28`).
+    reason = f": {episode.killer_reason.rstrip('. ')}" if episode.killer_reason else ""
     if episode.killer == "lowmemorykiller":
         return f"Android's in-kernel lowmemorykiller{reason}"
     return f"the userspace OOM killer {episode.killer}{reason}"
