@@ -709,3 +709,22 @@ def test_a_records_own_words_end_no_sentence_inside_the_story() -> None:
     told = " ".join(run("why", "-k", case, "app-gnome-slack-7078.scope", "--tz", "UTC").stdout.split())
     assert "in this unit, says a record" in told
     assert ".," not in told and ". at " not in told
+
+
+def test_zygotes_exit_on_sigkill_witnesses_lmkds_kill_and_is_no_kill_of_its_own(tmp_path: Path) -> None:
+    log = tmp_path / "logcat.txt"
+    log.write_text(_RECLAIM)
+    (episode,) = episodes_of_file(log)
+    assert [w["who"] for w in episode["witnesses"]] == ["Zygote", "ActivityManager"]
+    assert "Zygote saw pid 30364 exit on signal 9 (Killed)" in episode["witnesses"][0]["text"]
+    # Alone, or on another signal (a crash), Zygote's line is no kill and witnesses none.
+    zygote = _RECLAIM.splitlines()[2]
+    log.write_text(
+        zygote + "\n" + zygote.replace("30364", "4100").replace("signal 9 (Killed)", "signal 11") + "\n"
+    )
+    assert episodes_of_file(log) == []
+    log.write_text(
+        "\n".join([*_RECLAIM.splitlines()[:2], _RECLAIM.splitlines()[2].replace("9 (Killed)", "11")])
+    )
+    (episode,) = episodes_of_file(log)
+    assert episode["witnesses"] == []

@@ -317,12 +317,14 @@ class ContainerFinished(Event):
 
 
 class ProcessDied(Event):
-    """Android ActivityManager's `Process com.x (pid 4563) has died: cch+6CEM`: a witness of an
-    lmkd kill of the same pid just before, never a kill of its own."""
+    """Android ActivityManager's `Process com.x (pid 4563) has died: cch+6CEM`, or Zygote's
+    `Process 30364 exited due to signal 9 (Killed)`: a witness of an lmkd kill of the same pid
+    just before, never a kill of its own."""
 
-    comm: str
+    comm: str | None
     pid: int
     state: str | None
+    who: str = "ActivityManager"
 
 
 class VictimNamed(Event):

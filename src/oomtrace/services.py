@@ -340,8 +340,9 @@ _WITNESSED = ("lmkd", "lowmemorykiller")
 
 
 def join_witnesses(episodes: list[Episode], deaths: list[tuple[ev.ProcessDied, Moment]]) -> list[Episode]:
-    """Attach ActivityManager's `has died` to the lmkd (or lowmemorykiller) kill of the same pid
-    on the same host just before it; a death with no such kill is no kill and is dropped."""
+    """Attach ActivityManager's `has died` (and Zygote's `exited due to signal 9`) to the lmkd (or
+    lowmemorykiller) kill of the same pid on the same host just before it; a death with no such
+    kill is no kill and is dropped."""
     by_pid: dict[tuple[str | None, int], list[int]] = {}
     for index, episode in enumerate(episodes):
         if episode.killer in _WITNESSED and episode.victim is not None and episode.victim.pid is not None:
@@ -362,8 +363,11 @@ def join_witnesses(episodes: list[Episode], deaths: list[tuple[ev.ProcessDied, M
                 best = index
         if best is not None:
             state = f" ({death.state})" if death.state else ""
-            text = f"ActivityManager saw {death.comm} (pid {death.pid}) die{state}"
-            attached.setdefault(best, []).append(Witness("ActivityManager", text, moment))
+            if death.comm is None:  # Zygote: the pid and the signal
+                text = f"{death.who} saw pid {death.pid} exit on signal 9{state}"
+            else:
+                text = f"{death.who} saw {death.comm} (pid {death.pid}) die{state}"
+            attached.setdefault(best, []).append(Witness(death.who, text, moment))
     return [replace(e, witnesses=tuple(attached[i])) if i in attached else e for i, e in enumerate(episodes)]
 
 

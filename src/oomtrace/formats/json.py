@@ -220,6 +220,9 @@ def episode_json(episode: Episode) -> dict[str, Any]:
         ],
         "restart_count": restart_count(episode),
         "killer_reason": episode.killer_reason,
+        "witnesses": [
+            {"who": w.who, "text": w.text, "time": iso_time(w.moment.time)} for w in episode.witnesses
+        ],
     }
 
 

@@ -69,6 +69,7 @@ MESSAGES: tuple[MessageKind, ...] = (
     runtime.CONTAINER_OOMKILLED,
     runtime.CONTAINER_FINISHED,
     runtime.ACTIVITY_MANAGER_DIED,
+    runtime.ZYGOTE_EXITED,
     units.JOURNALD_MEMORY_PRESSURE,
     userspace.WATCH_WARNING,
 )

@@ -494,3 +494,27 @@ ACTIVITY_MANAGER_DIED = MessageKind(
     "Process com.android.documentsui (pid 4563) has died: cch+6CEM ",
     origin="any",
 )
+
+
+# Zygote, every app's parent, on a child's death by a signal: SIGKILL (9) is lmkd's; another
+# signal (a crash's 11, 6) witnesses no kill.
+_ZYGOTE_EXITED = lazy_compile(
+    r"Process (?P<pid>\d{1,9}) exited due to signal 9\b(?: \((?P<name>[^)]{1,40})\))?"
+)
+
+
+def _zygote_exited(record: Record, text: str) -> ev.Event | None:
+    match = _ZYGOTE_EXITED.search(text)
+    if not match:
+        return None
+    return ev.ProcessDied(record, None, int(match["pid"]), match["name"], who="Zygote")
+
+
+ZYGOTE_EXITED = MessageKind(
+    "zygote-exited",
+    ("exited due to signal",),
+    _zygote_exited,
+    "Android's Zygote saw an app die of SIGKILL (a witness of an lmkd kill, no kill of its own)",
+    "Process 30364 exited due to signal 9 (Killed)",
+    origin="any",
+)
