@@ -728,3 +728,23 @@ def test_zygotes_exit_on_sigkill_witnesses_lmkds_kill_and_is_no_kill_of_its_own(
     )
     (episode,) = episodes_of_file(log)
     assert episode["witnesses"] == []
+
+
+def test_systemd_oomds_killed_line_cut_after_its_path_is_a_kill_whose_cgroup_is_not_said() -> None:
+    # The excerpt ends inside the cgroup's name (`.../app-org.gnome.Terminal.slice/tmux`).
+    (episode,) = episodes_of("user2-oomd-fr-avril-elided-cut-path")
+    assert (episode["killer"], episode["unit"], episode["task_memcg"]) == ("systemd-oomd", None, None)
+    assert episode["killer_reason"].endswith("(the line is cut there: the cgroup's name may go on)")
+
+
+def test_a_wrapped_oomd_kill_is_read_whole_and_a_bare_killed_path_from_another_writer_is_none(
+    tmp_path: Path,
+) -> None:
+    head = "Apr 16 21:08:50 host systemd-oomd[93234]: Killed /user.slice/app.slice/vte-spawn-1.scope"
+    rest = "due to memory pressure for /user.slice being 61.39% > 50.00% for > 20s with reclaim activity"
+    log = tmp_path / "oomd.log"
+    log.write_text(f"{head}\n{rest}\n")
+    (episode,) = episodes_of_file(log)
+    assert (episode["unit"], episode["killer_reason"]) == ("vte-spawn-1.scope", rest.removeprefix("due to "))
+    log.write_text(head.replace("systemd-oomd[93234]", "myscript[4000]") + "\n")
+    assert episodes_of_file(log) == []

@@ -298,6 +298,9 @@ class UserspaceKill(Event):
     decided: bool = False
     """A kill decided and not yet known done: systemd-oomd 247 and 248 log the decision before
     they act, and afterwards only a failure (KillFailed); episodes/decisions.py waits for one."""
+    cut: bool = False
+    """Its line ends where a paste cut it (systemd-oomd's `Killed /…` with no `due to`): a
+    wrapped rest joined to it (parse.py) completes it."""
 
 
 class KillFailed(Event):

@@ -412,6 +412,8 @@ def _more(event: ev.Event, before: ev.Event | None) -> bool:
         return True
     if type(event) is not type(before):
         return False
+    if isinstance(before, ev.UserspaceKill) and isinstance(event, ev.UserspaceKill) and before.cut:
+        return not event.cut or len(event.reason) > len(before.reason)
     if isinstance(before, ev.Killed) and isinstance(event, ev.Killed) and before.comm_cut:
         return not event.comm_cut or len(event.comm) > len(before.comm)
     fields = [f for f in field_names(event) if f != "record"]

@@ -15,6 +15,9 @@ from oomtrace.records import Record
 # which systemd-oomd grew from: `oomd attempting to kill N`.
 _OOMD_KILL = lazy_compile(r"(?:Killed|Marked) (?P<cgroup>/\S+) (?:for killing )?due to (?P<reason>.*)")
 _OOMD_ATTEMPT = lazy_compile(r"oomd attempting to kill (?P<what>\S+)(?P<rest>.*)")
+# Its `Killed /…` with nothing after the path: the line was cut (every version prints `due to`
+# after it), maybe inside the cgroup's name, which is then not said. Only from systemd-oomd.
+_OOMD_KILL_CUT = lazy_compile(r"Killed (?P<cgroup>/\S+)\s*$")
 
 
 def _oomd(record: Record, text: str) -> ev.Event | None:
@@ -23,6 +26,9 @@ def _oomd(record: Record, text: str) -> ev.Event | None:
         return ev.UserspaceKill(
             record, "systemd-oomd", None, None, match["cgroup"], "SIGKILL", match["reason"]
         )
+    if record.ident == "systemd-oomd" and (cut := _OOMD_KILL_CUT.match(text)) is not None:
+        said = f"{cut.group(0).rstrip()} (the line is cut there: the cgroup's name may go on)"
+        return ev.UserspaceKill(record, "systemd-oomd", None, None, None, "SIGKILL", said, cut=True)
     match = _OOMD_ATTEMPT.search(text)
     if match:
         what = match["what"].rstrip(",.:")
