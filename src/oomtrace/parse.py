@@ -228,7 +228,18 @@ def parse_records(records: Iterable[Record]) -> Iterator[tuple[Record, ev.Event 
             pending = []
             held = whole
             continue
-        if held is not None and held[1] is None and (whole := _unit_name_completed(held[0], record, event)):
+        after_prefix = bool(pending) and _is_prefix_alone(pending[-1])  # the name begins a line down
+        whole = None
+        if held is not None and held[1] is None and isinstance(event, ev.UnitRecord):
+            whole = _unit_name_completed(held[0], record, event, after_prefix)
+            if whole is None and pending and not after_prefix:
+                # The name cut twice (a wrap, then a mail's soft break): its first two pieces.
+                start = _joined(pending[-1], held[0], "")
+                if (whole := _unit_name_completed(start, record, event)) is not None:
+                    pending = pending[:-1]
+        if held is not None and whole is not None:
+            if pending and (prefixed := _after_its_prefix(pending[-1], whole[0], whole[1])) is not None:
+                pending, whole = pending[:-1], prefixed  # the prefix alone on the line above the name
             yield from ((piece, None) for piece in pending)
             pending = []
             held = whole
@@ -325,8 +336,8 @@ def _continues(previous: Record, record: Record) -> bool:
     if previous.is_kernel != record.is_kernel and record.prefixed:
         return False
     head = previous.message.rstrip()
-    if previous.prefixed and not head:
-        return True  # a prefix alone on its line: its message is on the next
+    if _is_prefix_alone(previous):
+        return True  # its message is on the next line
     return len(previous.raw.rstrip()) >= _WRAP_WIDTH or head.endswith((",", "because")) or indented
 
 
@@ -336,7 +347,7 @@ def _after_its_prefix(
     """A prefix alone on its line (`Dec 18 19:34:56 user-desktop systemd[1837]:`, a mail
     re-flowed right after it) and the message that reads on the next: one line, with the
     prefix's time, host and writer."""
-    if event is None or previous.message.strip() or not previous.prefixed or record.prefixed:
+    if event is None or not _is_prefix_alone(previous) or record.prefixed:
         return None
     below = record.line_no - (previous.line_no + previous.raw.count("\n"))
     if record.source != previous.source or below != 1:
@@ -346,8 +357,12 @@ def _after_its_prefix(
     return (joined, whole) if whole is not None and type(whole) is type(event) else None
 
 
+def _is_prefix_alone(record: Record) -> bool:
+    return record.prefixed and not record.message.strip()
+
+
 def _unit_name_completed(
-    previous: Record, record: Record, event: ev.Event | None
+    previous: Record, record: Record, event: ev.Event | None, after_prefix: bool = False
 ) -> tuple[Record, ev.UnitRecord] | None:
     """systemd's unit record wrapped inside its unit's name: the rest (`e5af7579d2.scope:
     systemd-oomd killed 12 process(es) in this unit.`) reads as a record of its own, of a unit
@@ -357,17 +372,18 @@ def _unit_name_completed(
         return None
     # The cut line's message is the name's beginning and nothing else (`vte-spawn-dbb4a75e-5d`):
     # never a whole line that ends without a space (`Started x.scope - Terminal.`).
-    if record.source != previous.source or not _UNIT_PIECE.fullmatch(previous.message):
+    piece = previous.message.strip()
+    if record.source != previous.source or not _UNIT_PIECE.fullmatch(piece):
         return None
     if not 0 <= record.line_no - (previous.line_no + previous.raw.count("\n")) <= 1:
         return None
-    if len(previous.raw.rstrip()) < _WRAP_WIDTH:
-        return None
+    if len(previous.raw.rstrip()) < _WRAP_WIDTH and not after_prefix:
+        return None  # a short line is no cut one, unless it is the start of a prefix's message
     joined = _joined(previous, record, "")
     whole = parse_record(joined)
     if not isinstance(whole, ev.UnitRecord) or whole.kind != event.kind:
         return None
-    return (joined, whole) if whole.unit == previous.message + event.unit else None
+    return (joined, whole) if whole.unit == piece + event.unit else None
 
 
 def _rest_of_header(previous: Record, record: Record, event: ev.Event | None) -> bool:

@@ -8,6 +8,7 @@ import re
 from oomtrace import events as ev
 from oomtrace.frozen import replace
 from oomtrace.lazyregex import lazy_compile
+from oomtrace.messages.userspace import cut_oomd_path
 from oomtrace.model import CONTAINER_NAMED, UNVERIFIED, Episode, Moment, Trigger, UnitNote, Victim, Witness
 from oomtrace.prefixes.stamps import in_zone, parse_iso, zone_at
 from oomtrace.records import PROVEN
@@ -229,16 +230,36 @@ def join_units(episodes: list[Episode], notes: list[UnitNote]) -> list[Episode]:
             )
     for kills in by_unit.values():
         kills.sort()
+    named: dict[int, str] = {}
     for note in notes:
         target = _episode_for(note, episodes, by_unit.get((note.unit, note.moment_host), []))
+        if target is None and (target := _cut_oomd_kill_of(note, episodes)) is not None:
+            named[target] = str(note.unit)
         if target is None:
             leftover.append(note)
         else:
             attached.setdefault(target, []).append(note)
     joined = [
-        replace(e, unit_notes=tuple(attached[i])) if i in attached else e for i, e in enumerate(episodes)
+        replace(e, unit_notes=tuple(attached[i]), unit=named.get(i, e.unit)) if i in attached else e
+        for i, e in enumerate(episodes)
     ]
     return joined + _unit_only_episodes(leftover)
+
+
+def _cut_oomd_kill_of(note: UnitNote, episodes: list[Episode]) -> int | None:
+    """systemd's `X.scope: systemd-oomd killed N process(es)` for a systemd-oomd `Killed /…`
+    cut inside its cgroup's name, on the same host within seconds, whose path's last piece
+    begins X's name: that kill, and X is its unit (else it would be told as a second kill)."""
+    if note.kind != "oomd-killed" or note.unit is None or note.moment.time is None:
+        return None
+    for index, episode in enumerate(episodes):
+        path = cut_oomd_path(episode.killer_reason or "") if episode.killer == "systemd-oomd" else None
+        gap = _gap(episode.moment, note.moment) if path is not None else None
+        if path is None or gap is None or episode.unit is not None or episode.host != note.moment_host:
+            continue
+        if -UNIT_BEFORE_S <= gap <= UNIT_BEFORE_S and note.unit.startswith(path.rsplit("/", 1)[-1]):
+            return index
+    return None
 
 
 def _episode_for(note: UnitNote, episodes: list[Episode], kills: list[tuple[float, int]]) -> int | None:

@@ -20,6 +20,16 @@ _OOMD_ATTEMPT = lazy_compile(r"oomd attempting to kill (?P<what>\S+)(?P<rest>.*)
 _OOMD_KILL_CUT = lazy_compile(r"Killed (?P<cgroup>/\S+)\s*$")
 
 
+_CUT_NOTE = " (the line is cut there: the cgroup's name may go on)"
+
+
+def cut_oomd_path(reason: str) -> str | None:
+    """The path of a cut `Killed /…` (its `reason`), which its unit's name may go on from."""
+    if not reason.endswith(_CUT_NOTE):
+        return None
+    return reason.removesuffix(_CUT_NOTE).removeprefix("Killed ")
+
+
 def _oomd(record: Record, text: str) -> ev.Event | None:
     match = _OOMD_KILL.search(text)
     if match:
@@ -27,7 +37,7 @@ def _oomd(record: Record, text: str) -> ev.Event | None:
             record, "systemd-oomd", None, None, match["cgroup"], "SIGKILL", match["reason"]
         )
     if record.ident == "systemd-oomd" and (cut := _OOMD_KILL_CUT.match(text)) is not None:
-        said = f"{cut.group(0).rstrip()} (the line is cut there: the cgroup's name may go on)"
+        said = f"{cut.group(0).rstrip()}{_CUT_NOTE}"
         return ev.UserspaceKill(record, "systemd-oomd", None, None, None, "SIGKILL", said, cut=True)
     match = _OOMD_ATTEMPT.search(text)
     if match:

@@ -54,6 +54,8 @@ _HTML_TAIL = lazy_compile(r"(?:</(?:li|p|i|b|em|strong|code|pre|tt|span|div|ol|u
 # What only quoted-printable writes besides an escaped `=` (`=3D`): a UTF-8 character's bytes
 # escaped (`=D0=B0`, a Russian month name in a stamp).
 _QP_ESCAPES = lazy_compile(r"=[C-F][0-9A-F]=[89AB][0-9A-F]")
+# An escaped space or tab (`=20`, `=09`).
+_QP_BLANK = lazy_compile(r"=(?:20|09)")
 # Largest prefix kept as a decoration to cut off the lines that follow.
 MAX_DECORATION = 80
 
@@ -79,6 +81,10 @@ def undecorate(line: str, decoration: str, *, quoted_printable: bool = False) ->
     if "=3D" in line:
         # A mail quoted-printable in transit: `gfp_mask=3D0x200da` (every `=` is `=3D` then).
         line = quopri.decodestring(line.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+    elif quoted_printable and "=" in line and _QP_BLANK.search(line) is not None:
+        # In one known to be, a line with no `=` of its own keeps its escaped blanks
+        # (`(kactivitymanage)=20total-vm:`: a space a terminal's wrap left at a line's end).
+        line = _QP_BLANK.sub(lambda blank: " " if blank.group(0) == "=20" else "\t", line)
     # Once more: a quoted-printable line's own wrappings are inside its escapes.
     line = _unwrapped(line)
     if quoted_printable and line.rstrip(" \t")[-1:] == "=":
