@@ -748,3 +748,22 @@ def test_a_wrapped_oomd_kill_is_read_whole_and_a_bare_killed_path_from_another_w
     assert (episode["unit"], episode["killer_reason"]) == ("vte-spawn-1.scope", rest.removeprefix("due to "))
     log.write_text(head.replace("systemd-oomd[93234]", "myscript[4000]") + "\n")
     assert episodes_of_file(log) == []
+
+
+def test_systemds_record_names_the_unit_of_a_cut_oomd_kill_never_a_second_kill(tmp_path: Path) -> None:
+    log = tmp_path / "oomd.log"
+    kill = "Dec 18 19:34:56 user-desktop systemd-oomd[840]: Killed /user.slice/app.slice/vte-spawn-dbb4a75e-0"
+    record = (
+        "Dec 18 19:34:56 user-desktop systemd[1837]: vte-spawn-dbb4a75e-031f-480d-924b-5de5af7579d2.scope: "
+        "systemd-oomd killed 12 process(es) in this unit."
+    )
+    log.write_text(f"{kill}\n{record}\n")
+    (episode,) = episodes_of_file(log)
+    assert episode["unit"] == "vte-spawn-dbb4a75e-031f-480d-924b-5de5af7579d2.scope"
+    assert len(episode["unit_records"]) == 1
+    # Another unit's record (its name does not go on from the cut) is a kill of its own.
+    log.write_text(f"{kill}\n{record.replace('vte-spawn-dbb4a75e', 'app-gnome-slack')}\n")
+    assert [e["unit"] for e in episodes_of_file(log)] == [
+        None,
+        "app-gnome-slack-031f-480d-924b-5de5af7579d2.scope",
+    ]
