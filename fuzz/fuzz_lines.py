@@ -20,8 +20,8 @@ with atheris.instrument_imports():
     from oomtrace.formats.json import JsonFormat
     from oomtrace.formats.text import TextFormat
     from oomtrace.listview import list_view
-    from oomtrace.parse import parse_records
     from oomtrace.prefixes import LineSplitter
+    from oomtrace.rejoin import parse_records
 
 
 def one_input(data: bytes) -> None:

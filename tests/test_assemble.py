@@ -7,8 +7,8 @@ from dateutil import tz
 from oomtrace import events as ev
 from oomtrace.episodes.assemble import REPORT_LINE_EVENTS, ReportAssembler
 from oomtrace.episodes.draft import Draft
-from oomtrace.parse import parse_records
 from oomtrace.prefixes import LineSplitter
+from oomtrace.rejoin import parse_records
 from tests.conftest import FIXTURES
 
 RHEL6 = (FIXTURES / "rhel6_2.6.32_messages" / "kernel.log").read_text().splitlines()

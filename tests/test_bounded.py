@@ -399,8 +399,8 @@ def test_records_and_events_are_untracked_and_can_hold_no_cycle() -> None:
     import msgspec.inspect as mi
 
     from oomtrace import events
-    from oomtrace.parse import parse_records
     from oomtrace.prefixes import LineSplitter
+    from oomtrace.rejoin import parse_records
 
     splitter = LineSplitter("kernel.log")
     pairs = list(parse_records(r for n, line in enumerate(REPORT, 1) for r in splitter.split(line, n)))

@@ -12,8 +12,8 @@ from dateutil import tz
 from oomtrace import events as ev
 from oomtrace.episodes import EpisodeBuilder, Freezer
 from oomtrace.episodes.victim import victim_of
-from oomtrace.parse import parse_records
 from oomtrace.prefixes import LineSplitter
+from oomtrace.rejoin import parse_records
 from tests.reshaped import global_report
 
 ROW = "[ 124531]  1000 124531 69987630      800      242      558         0        1568768        0          1000 ds4-server"

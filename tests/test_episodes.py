@@ -13,8 +13,8 @@ from oomtrace.analyze import analyze
 from oomtrace.episodes import EpisodeBuilder
 from oomtrace.incidents import moment_gap
 from oomtrace.model import Analysis
-from oomtrace.parse import parse_records
 from oomtrace.prefixes import LineSplitter
+from oomtrace.rejoin import parse_records
 from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import FIXTURES, run
 from tests.reshaped import BOOT, global_report, memcg_report, nvrm_line

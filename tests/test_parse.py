@@ -10,8 +10,9 @@ import pytest
 from dateutil import tz
 
 from oomtrace import events as ev
-from oomtrace.parse import columns_by_count, parse_record, parse_records, split_task_row
+from oomtrace.parse import columns_by_count, parse_record, split_task_row
 from oomtrace.records import NO_STAMP, Record
+from oomtrace.rejoin import parse_records
 from oomtrace.sources.textfile import KernelLogFile
 from tests.conftest import CORPUS, FIXTURES
 

@@ -10,7 +10,7 @@ from oomtrace.episodes import EpisodeBuilder
 from oomtrace.errors import InputError
 from oomtrace.frozen import replace
 from oomtrace.model import Analysis, ProbeSample
-from oomtrace.parse import parse_records
+from oomtrace.rejoin import parse_records
 from oomtrace.sources.base import Source
 
 if TYPE_CHECKING:

@@ -300,7 +300,7 @@ class UserspaceKill(Event):
     they act, and afterwards only a failure (KillFailed); episodes/decisions.py waits for one."""
     cut: bool = False
     """Its line ends where a paste cut it (systemd-oomd's `Killed /…` with no `due to`): a
-    wrapped rest joined to it (parse.py) completes it."""
+    wrapped rest joined to it (rejoin.py) completes it."""
 
 
 class KillFailed(Event):

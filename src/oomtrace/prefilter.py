@@ -47,7 +47,7 @@ REGION_STARTS = tuple(a for kind in MESSAGES if kind.opens_report for a in kind.
 REGION_MAX_LINES = 20_000
 # The lines after a line with an anchor (a kill line above all) read with it: its rest, where a
 # paste wrapped it (a 190-character kill line is four pieces at 60 columns, a mail's soft breaks
-# cut it again), and its pieces are never read apart (parse.py joins only adjacent lines).
+# cut it again), and its pieces are never read apart (rejoin.py joins only adjacent lines).
 REST_LINES = 3
 
 
@@ -87,7 +87,7 @@ class Prefilter:
         if "Killed process" not in text and any(start in text for start in REGION_STARTS):
             self._left = REGION_MAX_LINES
         elif XID_ANCHOR not in text:
-            # A wrapped line's rest holds no anchor of its own (parse.parse_records); a container
+            # A wrapped line's rest holds no anchor of its own (rejoin.parse_records); a container
             # status's lines down to its `Finished:` are what the builder checks between them.
             self._left = FINISHED_LINES if is_status(text) else REST_LINES
         return True

@@ -146,7 +146,7 @@ def story_view(
 
 
 def physical_lines(raw: tuple[str, ...]) -> tuple[str, ...]:
-    """Lines as the log has them: a wrapped line parse.py joined back is its parts again."""
+    """Lines as the log has them: a wrapped line rejoin.py joined back is its parts again."""
     return tuple(part for line in raw for part in line.split("\n"))
 
 

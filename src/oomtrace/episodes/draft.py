@@ -54,7 +54,7 @@ class Draft:
     def add(self, event: ev.Event, seq: int) -> None:
         record = event.record
         self.last_stamp = record.stamp
-        # A line a terminal wrapped and parse.py joined back ends on the line of its last part.
+        # A line a terminal wrapped and rejoin.py joined back ends on the line of its last part.
         self.last_line = record.line_no + record.raw.count("\n")
         if isinstance(event, ev.TaskRow):
             self.task_rows += 1

@@ -321,9 +321,9 @@ LMKD_KILL = MessageKind(
 # (drivers/staging/android/lowmemorykiller.c): `Killing 'com.x' (1234), adj 900,\n   to free
 # 4567kB on behalf of 'kswapd0' (45) because\n   cache ...` (Qualcomm's adds `(tgid N)` after the
 # pid; /dev/kmsg prints its newlines as `\x0a`); its continuation lines are joined to it
-# (parse.py), or lost in a paste. And Android 8's userspace lmkd, under the same tag:
+# (rejoin.py), or lost in a paste. And Android 8's userspace lmkd, under the same tag:
 # `Killing 'com.x' (4563), uid 10010, adj 906` then `   to free 39444kB because ...` (logcat
-# prints each line with its own prefix; parse.py joins the second, indented, to the first).
+# prints each line with its own prefix; rejoin.py joins the second, indented, to the first).
 # The uid is lmkd's alone: the kernel's driver never prints it.
 _GAP = r"(?:\s|\\x0a)*"
 _LOWMEM = lazy_compile(

@@ -90,7 +90,7 @@ def undecorate(line: str, decoration: str, *, quoted_printable: bool = False) ->
     if quoted_printable and line.rstrip(" \t")[-1:] == "=":
         # Its soft line break, a line over 76 characters broken at a bare `=` (`(lla=` then
         # `ma-server)`; a literal `=` would be `=3D`), inside any Markdown around the mail, with
-        # any spaces after it (which a decoder ignores): the `=` goes, and parse.py joins the rest.
+        # any spaces after it (which a decoder ignores): the `=` goes, and rejoin.py joins the rest.
         line = line.rstrip(" \t")[:-1]
     return line
 

@@ -21,10 +21,11 @@ from oomtrace.episodes import REPEAT_GAP_S, REPORT_LINE_EVENTS, record_gap
 from oomtrace.events import EarlyWarning, Event, OomInvoked
 from oomtrace.frozen import Frozen, replace
 from oomtrace.messages import read_around
-from oomtrace.parse import parse_record, parse_records
+from oomtrace.parse import parse_record
 from oomtrace.prefilter import REGION_MAX_LINES, XID_ANCHOR, Prefilter
 from oomtrace.prefixes import LineSplitter
 from oomtrace.records import Record
+from oomtrace.rejoin import parse_records
 from oomtrace.sources import chunks
 from oomtrace.sources.base import DAMAGED, Source
 from oomtrace.sources.compressed import cut_short
