@@ -231,9 +231,15 @@ def join_units(episodes: list[Episode], notes: list[UnitNote]) -> list[Episode]:
     for kills in by_unit.values():
         kills.sort()
     named: dict[int, str] = {}
+    # systemd-oomd kills whose `Killed /…` line was cut inside its cgroup's name (rarely any).
+    cut = [
+        (index, path)
+        for index, e in enumerate(episodes)
+        if e.killer == "systemd-oomd" and e.unit is None and (path := cut_oomd_path(e.killer_reason or ""))
+    ]
     for note in notes:
         target = _episode_for(note, episodes, by_unit.get((note.unit, note.moment_host), []))
-        if target is None and (target := _cut_oomd_kill_of(note, episodes)) is not None:
+        if target is None and cut and (target := _cut_oomd_kill_of(note, episodes, cut)) is not None:
             named[target] = str(note.unit)
         if target is None:
             leftover.append(note)
@@ -246,16 +252,17 @@ def join_units(episodes: list[Episode], notes: list[UnitNote]) -> list[Episode]:
     return joined + _unit_only_episodes(leftover)
 
 
-def _cut_oomd_kill_of(note: UnitNote, episodes: list[Episode]) -> int | None:
+def _cut_oomd_kill_of(note: UnitNote, episodes: list[Episode], cut: list[tuple[int, str]]) -> int | None:
     """systemd's `X.scope: systemd-oomd killed N process(es)` for a systemd-oomd `Killed /…`
-    cut inside its cgroup's name, on the same host within seconds, whose path's last piece
-    begins X's name: that kill, and X is its unit (else it would be told as a second kill)."""
+    cut inside its cgroup's name (`cut`: those kills and their paths), on the same host within
+    seconds, whose path's last piece begins X's name: that kill, and X is its unit (else it
+    would be told as a second kill)."""
     if note.kind != "oomd-killed" or note.unit is None or note.moment.time is None:
         return None
-    for index, episode in enumerate(episodes):
-        path = cut_oomd_path(episode.killer_reason or "") if episode.killer == "systemd-oomd" else None
-        gap = _gap(episode.moment, note.moment) if path is not None else None
-        if path is None or gap is None or episode.unit is not None or episode.host != note.moment_host:
+    for index, path in cut:
+        episode = episodes[index]
+        gap = _gap(episode.moment, note.moment)
+        if gap is None or episode.host != note.moment_host:
             continue
         if -UNIT_BEFORE_S <= gap <= UNIT_BEFORE_S and note.unit.startswith(path.rsplit("/", 1)[-1]):
             return index
