@@ -15,6 +15,7 @@ from itertools import pairwise, product
 from oomtrace import events as ev
 from oomtrace.frozen import field_names, replace
 from oomtrace.messages import begins_known
+from oomtrace.messages.units import UNIT_CHARS
 from oomtrace.parse import parse_record
 from oomtrace.records import Record
 
@@ -32,8 +33,8 @@ _STANDALONE = (
     "RSP:",
     "Workqueue:",
 )
-# The beginning of a unit's name, all a line cut inside it holds (messages/units.py's _UNIT).
-_UNIT_PIECE = re.compile(r"[\w@.:\\-]{1,256}")
+# The beginning of a unit's name, all a line cut inside it holds.
+_UNIT_PIECE = re.compile(rf"{UNIT_CHARS}{{1,256}}")
 # Events whose text fields are paths or names, which a wrap can cut.
 _PATHS = (ev.TaskInMemcg, ev.MemcgStatsHeader, ev.CpusetLine)
 # Lines at least this long may have been wrapped: terminals cut at 80, mail clients re-flow at a

@@ -11,7 +11,10 @@ from oomtrace.lazyregex import lazy_compile
 from oomtrace.messages.kind import MessageKind
 from oomtrace.records import Record
 
-_UNIT = r"(?P<unit>[\w@.:\\-]+)"
+# The characters of a unit's name as systemd prints it (`\x2d` escapes, `user@1000.service`): also
+# what a line cut inside one holds (rejoin.py).
+UNIT_CHARS = r"[\w@.:\\-]"
+_UNIT = rf"(?P<unit>{UNIT_CHARS}+)"
 # `journalctl -u x -o cat` and `systemctl status` print these without the unit's name.
 _UNIT_OOM = lazy_compile(rf"(?:{_UNIT}: |^)A process of this unit has been killed by the OOM killer\.?")
 _UNIT_MAIN_KILLED = lazy_compile(rf"(?:{_UNIT}: |^)Main process exited, code=killed, status=(?P<status>\S+)")
@@ -120,7 +123,7 @@ _UNIT_STATUS = lazy_compile(
 # (`×` failed, `○` inactive, `*` in ASCII), `Loaded:`, `Transient:`, `Drop-In:` and its paths.
 STATUS_LINES = 12
 _STATUS_HEADING = lazy_compile(
-    r"(?:[●×○↻*]\s+)?(?P<unit>[\w@.:\\-]+\.(?:service|scope|slice|socket|target|mount|automount|swap|timer|"
+    rf"(?:[●×○↻*]\s+)?(?P<unit>{UNIT_CHARS}+\.(?:service|scope|slice|socket|target|mount|automount|swap|timer|"
     r"path|device))(?: - .*)?"
 )
 _STATUS_FIELDS = ("Loaded:", "Transient:", "Drop-In:", "/", "└─", "├─", "│")
