@@ -9,8 +9,9 @@ OOMKilled on one line and its name and end on others:
           Finished:     Tue, 29 Apr 2025 10:11:12 +0200
 
 The name and a `finishedAt` above the reason are read from the lines fed just before it
-(messages/runtime.container_context); a `Finished:` below it is waited for a few lines. A kill
-is handed on (`emit`) once whole, or when anything else comes first.
+(messages/runtime.container_context); a `Finished:` below it, or a lastState's name below it
+(messages/runtime.name_below), is waited for a few lines. A kill is handed on (`emit`) once
+whole, or when anything else comes first.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class ContainerStatuses:
     def __init__(self, emit: Callable[[ev.UserspaceKill, int], None], recent: RecentLines) -> None:
         self._emit = emit
         self._held: tuple[ev.UserspaceKill, int] | None = None
-        """A container's `Reason: OOMKilled` awaiting its `Finished:` line (FINISHED_LINES)."""
+        """A container's `Reason: OOMKilled` awaiting its `Finished:` line, or its name printed
+        below it (`-o json`/`-o yaml`'s lastState), for FINISHED_LINES."""
         self._recent = recent
         """The last records fed (at least CONTEXT_LINES + FINISHED_LINES): a container status's
         name and end above its reason, and what lies between the reason and its `Finished:` below."""

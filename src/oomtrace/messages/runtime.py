@@ -375,11 +375,9 @@ def _yaml_context(reason_indent: int, above: list[str]) -> tuple[str | None, str
                 return None, finished
             depth = "state"
         elif depth == "state":
-            if indent != container or name not in _STATE_KEYS:
-                return None, finished
-            depth = "container" if name == "state" else "done"
-            if depth == "done":
-                return None, finished  # lastState: the name prints below (name_below)
+            if indent != container or name != "state":
+                return None, finished  # a lastState's name prints below it (name_below)
+            depth = "container"
         elif indent > container:
             continue  # another key's mapping of the same container (lastState above state)
         elif indent == container:
