@@ -122,13 +122,11 @@ class BaseJournalSource(Source):
             ):
                 continue
             end = clock_time(wall_time(tail.realtime_us, self.zone))
-            self._damage[tail.host] = (
-                file.name,
-                wall_time(last_us, self.zone) if last_us is not None else None,
-            )
+            read_to = wall_time(last_us, self.zone) if last_us is not None else None
+            self._damage[tail.host] = (file.name, read_to)
             read = (
-                f"read only up to {clock_time(wall_time(last_us, self.zone))}"
-                if last_us is not None
+                f"read only up to {clock_time(read_to)}"
+                if read_to is not None
                 else "none of its entries could be read"
             )
             where = entry_out_of_order(file.path)
