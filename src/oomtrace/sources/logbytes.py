@@ -173,6 +173,12 @@ def _open_binary(path: str) -> io.BufferedReader:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from None
 
 
+_LIVE_LOG_HINT = (
+    "leave out -k to read this machine's ring buffer through dmesg, or follow it with "
+    "`oomtrace watch --source kmsg`"
+)
+
+
 def _refuse_live_log(name: str, identity: tuple[os.stat_result | None, str]) -> None:
     """The kernel's live logs are not files to read to their end. /dev/kmsg (or a node of it,
     character device 1,11) blocks at the end of the ring buffer for the next record; /proc/kmsg
@@ -185,15 +191,13 @@ def _refuse_live_log(name: str, identity: tuple[os.stat_result | None, str]) -> 
     ):
         raise InputError(
             f"{name} is the kernel's live log (/dev/kmsg): read as a file it never ends",
-            hint="leave out -k to read this machine's ring buffer through dmesg, "
-            "or follow it with `oomtrace watch --source kmsg`",
+            hint=_LIVE_LOG_HINT,
         )
     if real == "/proc/kmsg":
         raise InputError(
             f"{name} is the kernel's log as syslog daemons consume it (/proc/kmsg): it never ends, and "
             "reading it takes the kernel's records from the daemon that reads them",
-            hint="leave out -k to read this machine's ring buffer through dmesg, "
-            "or follow it with `oomtrace watch --source kmsg`",
+            hint=_LIVE_LOG_HINT,
         )
 
 
